@@ -1,0 +1,205 @@
+package chtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Server is a throwaway clickhouse-server process: loopback ports chosen at
+// start, data in a temporary directory, stopped by Stop.
+type Server struct {
+	Addr    string // host:port of the native protocol
+	Dir     string
+	cmd     *exec.Cmd
+	exited  chan error
+	Version string
+}
+
+const serverConfig = `<yandex>
+  <logger><level>warning</level><log>{{dir}}/log/server.log</log><errorlog>{{dir}}/log/error.log</errorlog><console>0</console></logger>
+  <http_port>{{http}}</http_port>
+  <tcp_port>{{tcp}}</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>{{dir}}/data/</path>
+  <tmp_path>{{dir}}/tmp/</tmp_path>
+  <user_files_path>{{dir}}/user_files/</user_files_path>
+  <format_schema_path>{{dir}}/format_schemas/</format_schema_path>
+  <users_config>{{users}}</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <timezone>UTC</timezone>
+  <mark_cache_size>5368709</mark_cache_size>
+  <max_concurrent_queries>200</max_concurrent_queries>
+</yandex>
+`
+
+const usersConfig = `<yandex>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default></default></quotas>
+</yandex>
+`
+
+// StartServer starts clickhouse-server from PATH (or the CLICKHOUSE_SERVER_BIN
+// file) in dir. It fails with a message naming the package to install when
+// the binary is missing, and checks that the server answering on the chosen
+// port is the one it started (another ClickHouse may hold a default port).
+func StartServer(ctx context.Context, dir string) (*Server, error) {
+	bin := os.Getenv("CLICKHOUSE_SERVER_BIN")
+	if bin == "" {
+		p, err := exec.LookPath("clickhouse-server")
+		if err != nil {
+			return nil, errors.New("clickhouse-server not found on PATH: install it (apt-get install -y clickhouse-server clickhouse-client) or run `make deps`")
+		}
+		bin = p
+	}
+	tcp, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"log", "data", "tmp", "user_files", "format_schemas"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("make server dir: %w", err)
+		}
+	}
+	users := filepath.Join(dir, "users.xml")
+	if err := os.WriteFile(users, []byte(usersConfig), 0o644); err != nil {
+		return nil, fmt.Errorf("write users.xml: %w", err)
+	}
+	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", strconv.Itoa(httpPort),
+		"{{tcp}}", strconv.Itoa(tcp), "{{users}}", users).Replace(serverConfig)
+	cfgPath := filepath.Join(dir, "config.xml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		return nil, fmt.Errorf("write config.xml: %w", err)
+	}
+	out, err := os.Create(filepath.Join(dir, "log", "stdout.log"))
+	if err != nil {
+		return nil, fmt.Errorf("create server log: %w", err)
+	}
+	cmd := exec.Command(bin, "--config-file="+cfgPath)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp)), Dir: dir, cmd: cmd, exited: make(chan error, 1)}
+	go func() { s.exited <- cmd.Wait(); out.Close() }()
+	if err := s.waitReady(ctx); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReady polls until the server answers, then proves it is ours: a marker
+// database created through the connection must appear in our data directory.
+func (s *Server) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case err := <-s.exited:
+			s.exited <- err
+			return fmt.Errorf("clickhouse-server exited during start (%v); see %s", err, filepath.Join(s.Dir, "log"))
+		default:
+		}
+		conn, err := Open(s.Addr, "default")
+		if err == nil {
+			pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err = conn.Ping(pingCtx)
+			cancel()
+			if err == nil {
+				defer conn.Close()
+				return s.checkOwnership(ctx, conn)
+			}
+			conn.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("clickhouse-server on %s not ready after 60s: %v; see %s", s.Addr, err, filepath.Join(s.Dir, "log"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (s *Server) checkOwnership(ctx context.Context, conn driver.Conn) error {
+	marker := "chtest_marker_" + randomHex(6)
+	if err := conn.Exec(ctx, "CREATE DATABASE "+marker); err != nil {
+		return fmt.Errorf("create marker database: %w", err)
+	}
+	defer conn.Exec(ctx, "DROP DATABASE IF EXISTS "+marker) //nolint:errcheck // best effort
+	if _, err := os.Stat(filepath.Join(s.Dir, "data", "metadata", marker)); err != nil {
+		if _, err2 := os.Stat(filepath.Join(s.Dir, "data", "metadata", marker+".sql")); err2 != nil {
+			return fmt.Errorf("the ClickHouse answering on %s is not the server started in %s (marker database not in its data dir)", s.Addr, s.Dir)
+		}
+	}
+	var v []struct {
+		V string `ch:"v"`
+	}
+	if err := conn.Select(ctx, &v, "SELECT version() AS v"); err != nil {
+		return fmt.Errorf("server version: %w", err)
+	}
+	if len(v) == 1 {
+		s.Version = v[0].V
+	}
+	return nil
+}
+
+// Stop kills the server process group and waits for it.
+func (s *Server) Stop() {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// Open connects to a ClickHouse server over the native protocol.
+func Open(addr, database string) (driver.Conn, error) {
+	conn, err := clickhouse.Open(&clickhouse.Options{
+		Addr:        []string{addr},
+		Auth:        clickhouse.Auth{Database: database, Username: "default"},
+		DialTimeout: 5 * time.Second,
+		ReadTimeout: 120 * time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open clickhouse %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pick a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,69 @@
+// Package queries holds the analytic SQL of mcplens, one embedded .sql file
+// per question, and one typed Go function per file. Values are always bound
+// (clickhouse-go's client-side @name binding, which ClickHouse 18.16 and
+// modern servers both accept); every file runs unchanged on both.
+package queries
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// mustSQL reads an embedded file at init, so a missing file fails every test.
+func mustSQL(name string) string {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		panic(fmt.Sprintf("queries: %v", err))
+	}
+	return string(b)
+}
+
+// DB runs a query and scans rows into a slice of structs by `ch` tags:
+// clickhouse-go's driver.Conn, or the in-process engine in tests.
+type DB interface {
+	Select(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// Filter selects the calls a query reads: request time in [From, To), and
+// optional exact matches on tenant, server and tool ("" matches all).
+type Filter struct {
+	From, To time.Time
+	Tenant   string
+	Server   string
+	Tool     string
+}
+
+func (f Filter) args() []any {
+	return []any{
+		clickhouse.Named("from_s", f.From.Unix()),
+		clickhouse.Named("to_s", f.To.Unix()),
+		clickhouse.Named("from_ms", f.From.UnixMilli()),
+		clickhouse.Named("to_ms", f.To.UnixMilli()),
+		clickhouse.Named("tenant", f.Tenant),
+		clickhouse.Named("server", f.Server),
+		clickhouse.Named("tool", f.Tool),
+	}
+}
+
+// stepSeconds returns step in whole seconds, or one bucket spanning the range.
+func stepSeconds(f Filter, step time.Duration) int64 {
+	if step >= time.Second {
+		return int64(step / time.Second)
+	}
+	return max(1, int64(math.Ceil(f.To.Sub(f.From).Seconds()))+1)
+}
+
+func ratio(num, den float64) float64 {
+	if den == 0 || math.IsNaN(num/den) {
+		return 0
+	}
+	return num / den
+}

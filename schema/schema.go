@@ -1,0 +1,169 @@
+// Package schema owns the ClickHouse tables of mcplens as numbered, idempotent
+// .sql files (one statement each) and applies them in name order.
+//
+// The files run unchanged on ClickHouse 18.16 and on modern servers. The one
+// engine difference is LowCardinality: servers older than 19.3 accept it in DDL
+// only with allow_experimental_low_cardinality_type=1, a setting modern servers
+// reject, so Apply sends it with DDL statements to old servers only.
+package schema
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// DB is the part of a ClickHouse connection that Apply needs. clickhouse-go's
+// driver.Conn satisfies it, and so does the in-process engine used in tests.
+type DB interface {
+	Exec(ctx context.Context, query string, args ...any) error
+	Select(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// Migration is one numbered schema file.
+type Migration struct {
+	Version uint32
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the embedded migrations in version order.
+func Migrations() ([]Migration, error) {
+	names, err := fs.Glob(files, "*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	out := make([]Migration, 0, len(names))
+	for _, n := range names {
+		num, _, ok := strings.Cut(n, "_")
+		v, err := strconv.ParseUint(num, 10, 32)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number and '_'", n)
+		}
+		b, err := files.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", n, err)
+		}
+		out = append(out, Migration{Version: uint32(v), Name: n, SQL: string(b)})
+	}
+	return out, nil
+}
+
+// Latest is the highest migration version; /readyz compares it with the database.
+func Latest() uint32 {
+	ms, err := Migrations()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].Version
+}
+
+// Apply runs every migration not yet recorded in schema_migrations, in order,
+// and records it. Each statement is idempotent, so a crash between a statement
+// and its record is repaired by the next Apply. It returns the applied names.
+func Apply(ctx context.Context, db DB) ([]string, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	ddlCtx, err := DDLContext(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	done, err := AppliedVersions(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var applied []string
+	for _, m := range ms {
+		if done[m.Version] {
+			continue
+		}
+		if err := db.Exec(ddlCtx, m.SQL); err != nil {
+			return applied, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if err := record(ctx, db, m); err != nil {
+			return applied, err
+		}
+		applied = append(applied, m.Name)
+	}
+	return applied, nil
+}
+
+// AppliedVersions reads schema_migrations; a missing table means none.
+func AppliedVersions(ctx context.Context, db DB) (map[uint32]bool, error) {
+	var exists []struct {
+		N uint64 `ch:"n"`
+	}
+	if err := db.Select(ctx, &exists, "SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'schema_migrations'"); err != nil {
+		return nil, fmt.Errorf("look for schema_migrations: %w", err)
+	}
+	done := map[uint32]bool{}
+	if len(exists) == 0 || exists[0].N == 0 {
+		return done, nil
+	}
+	var rows []struct {
+		Version uint32 `ch:"version"`
+	}
+	if err := db.Select(ctx, &rows, "SELECT DISTINCT version AS version FROM schema_migrations"); err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	for _, r := range rows {
+		done[r.Version] = true
+	}
+	return done, nil
+}
+
+// record inserts the bookkeeping row. It goes through Exec with bound values:
+// the statement is tiny and runs once per migration. 18.16 hangs on
+// "INSERT ... VALUES" over the native protocol, so this uses INSERT ... SELECT.
+func record(ctx context.Context, db DB, m Migration) error {
+	err := db.Exec(ctx, "INSERT INTO schema_migrations (version, name, applied_at) SELECT toUInt32(@version), @name, toDateTime(@at, 'UTC')",
+		clickhouse.Named("version", int64(m.Version)), clickhouse.Named("name", m.Name), clickhouse.Named("at", time.Now().Unix()))
+	if err != nil {
+		return fmt.Errorf("record migration %s: %w", m.Name, err)
+	}
+	return nil
+}
+
+// DDLContext returns ctx with the settings DDL needs on db's server: the
+// LowCardinality setting for servers older than 19.3, nothing otherwise.
+func DDLContext(ctx context.Context, db DB) (context.Context, error) {
+	var v []struct {
+		V string `ch:"v"`
+	}
+	if err := db.Select(ctx, &v, "SELECT version() AS v"); err != nil {
+		return nil, fmt.Errorf("server version: %w", err)
+	}
+	if len(v) == 0 || !olderThan193(v[0].V) {
+		return ctx, nil
+	}
+	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
+		"allow_experimental_low_cardinality_type": 1,
+	})), nil
+}
+
+// olderThan193 reports whether a version string like "18.16.1" is below 19.3.
+func olderThan193(v string) bool {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return major < 19 || (major == 19 && minor < 3)
+}
