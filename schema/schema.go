@@ -30,6 +30,11 @@ type DB interface {
 	Select(ctx context.Context, dest any, query string, args ...any) error
 }
 
+// Selecter is the read half of DB.
+type Selecter interface {
+	Select(ctx context.Context, dest any, query string, args ...any) error
+}
+
 // Migration is one numbered schema file.
 type Migration struct {
 	Version uint32
@@ -69,6 +74,24 @@ func Latest() uint32 {
 	return ms[len(ms)-1].Version
 }
 
+// Ready reports nil when every embedded migration is recorded as applied.
+func Ready(ctx context.Context, db Selecter) error {
+	done, err := AppliedVersions(ctx, db)
+	if err != nil {
+		return err
+	}
+	ms, err := Migrations()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if !done[m.Version] {
+			return fmt.Errorf("migration %s not applied: run `ingest migrate` or start ingest", m.Name)
+		}
+	}
+	return nil
+}
+
 // Apply runs every migration not yet recorded in schema_migrations, in order,
 // and records it. Each statement is idempotent, so a crash between a statement
 // and its record is repaired by the next Apply. It returns the applied names.
@@ -102,7 +125,7 @@ func Apply(ctx context.Context, db DB) ([]string, error) {
 }
 
 // AppliedVersions reads schema_migrations; a missing table means none.
-func AppliedVersions(ctx context.Context, db DB) (map[uint32]bool, error) {
+func AppliedVersions(ctx context.Context, db Selecter) (map[uint32]bool, error) {
 	var exists []struct {
 		N uint64 `ch:"n"`
 	}
@@ -139,7 +162,7 @@ func record(ctx context.Context, db DB, m Migration) error {
 
 // DDLContext returns ctx with the settings DDL needs on db's server: the
 // LowCardinality setting for servers older than 19.3, nothing otherwise.
-func DDLContext(ctx context.Context, db DB) (context.Context, error) {
+func DDLContext(ctx context.Context, db Selecter) (context.Context, error) {
 	var v []struct {
 		V string `ch:"v"`
 	}

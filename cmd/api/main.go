@@ -1,0 +1,87 @@
+// Command api serves the mcplens analytics over HTTP (see api/) and its
+// Prometheus metrics on /metrics.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/chconn"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "api:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	listen          string
+	ch              chconn.Config
+	queryTimeout    time.Duration
+	defaultWindow   time.Duration
+	shutdownTimeout time.Duration
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stderr *os.File) error {
+	var cfg config
+	fs := flag.NewFlagSet("api", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.listen, "listen", envOr(getenv, "MCPLENS_API_LISTEN", "127.0.0.1:8080"), "HTTP listen address (env MCPLENS_API_LISTEN)")
+	fs.DurationVar(&cfg.queryTimeout, "query-timeout", 30*time.Second, "deadline of one analytics query; longer ranges need more")
+	fs.DurationVar(&cfg.defaultWindow, "default-window", 24*time.Hour, "range used when a request gives no from/to")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on SIGTERM")
+	cfg.ch.RegisterFlags(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	conn, err := chconn.Open(ctx, cfg.ch, false)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e := api.New(conn, reg, log, api.Config{QueryTimeout: cfg.queryTimeout, DefaultWindow: cfg.defaultWindow})
+	srv := &http.Server{Addr: cfg.listen, Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("api listening", "addr", cfg.listen, "clickhouse", cfg.ch.String())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("listen %s: %w", cfg.listen, err)
+	case <-ctx.Done():
+	}
+	start := time.Now()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(stopCtx)
+	log.Info("api stopped", "took", time.Since(start).String())
+	return err
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
