@@ -11,6 +11,9 @@ import (
 
 func (s *Server) routes(g *echo.Group) {
 	g.GET("/failure-rates", s.failureRates)
+	g.GET("/empty-results", s.emptyResults)
+	g.GET("/invalid-argument-spikes", s.invalidArgumentSpikes)
+	g.GET("/overview", s.overview)
 }
 
 func (s *Server) queryContext(c echo.Context) (context.Context, context.CancelFunc) {

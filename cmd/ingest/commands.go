@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcplens/mcplens/chconn"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/traffic"
+)
+
+// serve runs the HTTP receivers until ctx ends, then stops taking requests,
+// flushes the queue with its own deadline and closes the connection.
+func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cfg, _, err := parse("serve", args, getenv, stderr, func(fs *flag.FlagSet) {})
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	listen := cfg.listen
+	proc, err := cfg.processor()
+	if err != nil {
+		return err
+	}
+	conn, err := chconn.Open(ctx, cfg.ch, true)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	applied, err := schema.Apply(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if len(applied) > 0 {
+		log.Info("migrations applied", "files", applied)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := pipeline.NewMetrics(reg)
+	batcher := pipeline.NewBatcher(pipeline.NewWriter(conn, m), cfg.batch, m, log)
+	mux := http.NewServeMux()
+	mux.Handle("/v1/calls", pipeline.NewIngest(proc, batcher, m, cfg.http, log))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := conn.Ping(r.Context()); err != nil {
+			http.Error(w, "clickhouse unreachable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); batcher.Run(runCtx) }()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("ingest listening", "addr", listen, "clickhouse", cfg.ch.String(),
+		"batch_size", cfg.batch.BatchSize, "queue_capacity", cfg.batch.QueueCapacity, "rules", cfg.rulesFile,
+		"taxonomy", proc.Classifier.Version())
+
+	var serveErr error
+	select {
+	case err := <-errc:
+		serveErr = fmt.Errorf("listen %s: %w", listen, err)
+	case <-ctx.Done():
+	}
+	start := time.Now()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(stopCtx) // 1. stop taking requests
+	log.Info("http stopped", "took", time.Since(start).String())
+	cancelRun()
+	wg.Wait()
+	err = errors.Join(serveErr, err, batcher.Drain(stopCtx)) // 2. flush what is queued
+	log.Info("queue drained", "took", time.Since(start).String(), "left", batcher.Queued())
+	return err // 3. the deferred conn.Close runs last
+}
+
+// migrate applies the schema and reports what it did.
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, _, err := parse("migrate", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	conn, err := chconn.Open(ctx, cfg.ch, true)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	applied, err := schema.Apply(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		fmt.Fprintf(stdout, "schema up to date (version %d) in %s\n", schema.Latest(), cfg.ch.String())
+		return nil
+	}
+	for _, a := range applied {
+		fmt.Fprintln(stdout, "applied", a)
+	}
+	return nil
+}
+
+// replay ingests a capture file (or stdin) through the same decoder,
+// classifier and writer as the HTTP receiver, and waits until every call is
+// inserted.
+func replay(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stderr io.Writer) error {
+	cfg, fs, err := parse("replay", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("replay needs one FILE argument, or - for stdin")
+	}
+	in := stdin
+	name := fs.Arg(0)
+	var size int64
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		in = f
+	}
+	proc, err := cfg.processor()
+	if err != nil {
+		return err
+	}
+	conn, err := chconn.Open(ctx, cfg.ch, true)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := schema.Apply(ctx, conn); err != nil {
+		return err
+	}
+	m := pipeline.NewMetrics(prometheus.NewRegistry())
+	w := pipeline.NewWriter(conn, m)
+	prog := newProgress(stderr, size)
+	counted := &countingReader{r: in}
+
+	var calls []pipeline.Call
+	var dead []pipeline.DeadLetter
+	var accepted int
+	var flushErr error
+	flush := func() error {
+		if err := w.WriteCalls(ctx, calls); err != nil {
+			return err
+		}
+		if err := w.WriteDeadLetters(ctx, dead); err != nil {
+			return err
+		}
+		calls, dead = calls[:0], dead[:0]
+		return nil
+	}
+	res, err := proc.ReadNDJSON(counted, cfg.defaultTenant, time.Now(),
+		func(c pipeline.Call) {
+			calls = append(calls, c)
+			if len(calls) >= cfg.batch.BatchSize && flushErr == nil {
+				flushErr = flush()
+			}
+			accepted++
+			prog.update(counted.n, accepted)
+		},
+		func(d pipeline.DeadLetter) {
+			dead = append(dead, d)
+			fmt.Fprintf(stderr, "\nline %d rejected: %s\n", d.Line, d.Reason)
+		})
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
+	}
+	if flushErr != nil {
+		return fmt.Errorf("replay %s: %w", name, flushErr)
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
+	}
+	prog.done(counted.n, res)
+	if res.Accepted == 0 && res.Rejected > 0 {
+		return fmt.Errorf("replay %s: every line was rejected", name)
+	}
+	return nil
+}
+
+// sample writes generated traffic (package traffic) to stdout.
+func sample(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ingest sample", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seed := fs.Int64("seed", 1, "random seed; the same seed gives the same traffic")
+	sessions := fs.Int("sessions", 400, "number of sessions")
+	hours := fs.Duration("duration", 3*time.Hour, "spread the sessions over this long, ending now (or at -end)")
+	end := fs.String("end", "", "RFC 3339 end of the traffic (default: now)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	stop := time.Now().UTC()
+	if *end != "" {
+		t, err := time.Parse(time.RFC3339, *end)
+		if err != nil {
+			return fmt.Errorf("-end: %w", err)
+		}
+		stop = t
+	}
+	bw := bufio.NewWriterSize(stdout, 64<<10)
+	err := traffic.Generate(traffic.Config{Seed: *seed, Start: stop.Add(-*hours), Duration: *hours, Sessions: *sessions},
+		func(line []byte) error {
+			if _, err := bw.Write(line); err != nil {
+				return err
+			}
+			return bw.WriteByte('\n')
+		})
+	if err != nil {
+		return fmt.Errorf("sample: %w", err)
+	}
+	return bw.Flush()
+}
+
+// rules validates a rules file: "ingest rules check FILE".
+func rules(args []string, stdout io.Writer) error {
+	if len(args) != 2 || args[0] != "check" {
+		return fmt.Errorf("usage: ingest rules check FILE")
+	}
+	if err := classify.Check(args[1]); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", args[1])
+	return nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// progress prints a one-line status to a terminal, and nothing otherwise.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	size  int64
+	start time.Time
+	last  time.Time
+}
+
+func newProgress(w io.Writer, size int64) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return &progress{w: w, tty: tty, size: size, start: time.Now()}
+}
+
+func (p *progress) update(read int64, calls int) {
+	if !p.tty || time.Since(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	pct := ""
+	if p.size > 0 {
+		pct = fmt.Sprintf(" %3.0f%%", 100*float64(read)/float64(p.size))
+	}
+	fmt.Fprintf(p.w, "\rreplay:%s %d calls, %.1f MB", pct, calls, float64(read)/1e6)
+}
+
+func (p *progress) done(read int64, r pipeline.Result) {
+	if p.tty {
+		fmt.Fprint(p.w, "\r")
+	}
+	fmt.Fprintf(p.w, "replay: %d accepted, %d skipped, %d rejected (%.1f MB in %s)\n",
+		r.Accepted, r.Skipped, r.Rejected, float64(read)/1e6, time.Since(p.start).Round(time.Millisecond))
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcplens/mcplens/chconn"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+)
+
+// config is the ingest configuration; flags have environment fallbacks.
+type config struct {
+	listen          string
+	ch              chconn.Config
+	rulesFile       string
+	defaultTenant   string
+	redactDeny      string
+	redactAllow     string
+	hashOnlyServers string
+	maxLineBytes    int
+	batch           pipeline.BatchConfig
+	http            pipeline.HTTPConfig
+	shutdownTimeout time.Duration
+}
+
+func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
+	c.ch.RegisterFlags(fs, getenv)
+	fs.StringVar(&c.listen, "listen", envOr(getenv, "MCPLENS_INGEST_LISTEN", "127.0.0.1:4318"), "HTTP listen address of the receivers (env MCPLENS_INGEST_LISTEN)")
+	fs.StringVar(&c.rulesFile, "rules", getenv("MCPLENS_RULES"), "classification rules file (YAML or JSON) applied over the built-in rules (env MCPLENS_RULES; see docs/rules.md)")
+	fs.StringVar(&c.defaultTenant, "default-tenant", envOr(getenv, "MCPLENS_DEFAULT_TENANT", "default"), "tenant of captures that name none")
+	fs.StringVar(&c.redactDeny, "redact-keys", getenv("MCPLENS_REDACT_KEYS"), "extra comma-separated argument key patterns whose values are redacted (defaults cover password, token, secret, api_key, ...)")
+	fs.StringVar(&c.redactAllow, "redact-allow", getenv("MCPLENS_REDACT_ALLOW"), "comma-separated argument keys never redacted")
+	fs.StringVar(&c.hashOnlyServers, "hash-only-servers", getenv("MCPLENS_HASH_ONLY_SERVERS"), "comma-separated servers whose argument values are stored only as hashes")
+	fs.IntVar(&c.maxLineBytes, "max-line-bytes", 1<<20, "longest accepted NDJSON line; longer lines are rejected with a reason")
+	fs.IntVar(&c.batch.BatchSize, "batch-size", 10000, "insert when this many calls are queued; higher means fewer, larger inserts at the cost of memory and latency")
+	fs.DurationVar(&c.batch.FlushEvery, "flush-every", time.Second, "insert at least this often; lower means fresher data and more, smaller inserts")
+	fs.IntVar(&c.batch.QueueCapacity, "queue-capacity", 200000, "calls held in memory while ClickHouse is slow or down; when full, receivers answer 503 with Retry-After")
+	fs.Int64Var(&c.http.MaxBodyBytes, "max-body-bytes", 16<<20, "largest request body as sent")
+	fs.Int64Var(&c.http.MaxDecompressedBytes, "max-decompressed-bytes", 128<<20, "largest request body after gzip decompression (guards against gzip bombs)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, how long to finish requests and flush queued calls")
+}
+
+// processor builds the decode + classify stage from the configuration.
+func (c *config) processor() (*pipeline.Processor, error) {
+	var sets []*classify.RuleSet
+	if c.rulesFile != "" {
+		rs, err := classify.LoadRules(c.rulesFile)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, rs)
+	}
+	cl, err := classify.New(sets...)
+	if err != nil {
+		return nil, err
+	}
+	red, err := pipeline.NewRedactor(pipeline.RedactConfig{
+		Deny:            splitList(c.redactDeny),
+		Allow:           splitList(c.redactAllow),
+		HashOnlyServers: splitList(c.hashOnlyServers),
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.http.DefaultTenant = c.defaultTenant
+	return &pipeline.Processor{
+		Decode:     pipeline.DecodeOptions{DefaultTenant: c.defaultTenant, MaxLineBytes: c.maxLineBytes, Redactor: red},
+		Classifier: cl,
+	}, nil
+}
+
+func parse(name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*config, *flag.FlagSet, error) {
+	cfg := &config{}
+	fs := flag.NewFlagSet("ingest "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.register(fs, getenv)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if cfg.batch.BatchSize < 1 || cfg.batch.QueueCapacity < cfg.batch.BatchSize {
+		return nil, nil, fmt.Errorf("-queue-capacity (%d) must be at least -batch-size (%d) and both positive", cfg.batch.QueueCapacity, cfg.batch.BatchSize)
+	}
+	return cfg, fs, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
