@@ -14,6 +14,7 @@ func (s *Server) routes(g *echo.Group) {
 	g.GET("/empty-results", s.emptyResults)
 	g.GET("/invalid-argument-spikes", s.invalidArgumentSpikes)
 	g.GET("/overview", s.overview)
+	g.GET("/openapi.json", serveOpenAPI)
 }
 
 func (s *Server) queryContext(c echo.Context) (context.Context, context.CancelFunc) {

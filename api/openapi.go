@@ -1,0 +1,157 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/mcplens/mcplens/queries"
+)
+
+// param documents one query parameter of an endpoint.
+type param struct {
+	name, typ, format, description string
+}
+
+var commonParams = []param{
+	{"from", "string", "", "start of the range, inclusive: RFC 3339 or unix seconds (default: to - 24h)"},
+	{"to", "string", "", "end of the range, exclusive: RFC 3339 or unix seconds (default: now)"},
+	{"tenant", "string", "", "only this tenant"},
+	{"server", "string", "", "only this MCP server"},
+	{"tool", "string", "", "only this tool"},
+}
+
+// endpoint documents one analytics endpoint; the OpenAPI document is built
+// from this table and the row types, and a test checks it against the routes.
+type endpoint struct {
+	path, summary string
+	params        []param
+	row           any
+}
+
+var endpoints = []endpoint{
+	{"/api/v1/failure-rates", "Failure rate per tool, category and JSON-RPC code", []param{
+		{"step", "string", "duration", "bucket width (e.g. 1h); rows then carry time"},
+	}, queries.FailureRate{}},
+	{"/api/v1/empty-results", "Empty-result rate per tool and argument key=value (non-failed calls)", []param{
+		{"arg_key", "string", "", "only this argument key"},
+		{"min_calls", "integer", "", "leave out groups with fewer non-failed calls (default 1)"},
+		{"limit", "integer", "", "at most this many rows, most empty results first (default 100)"},
+	}, queries.EmptyResult{}},
+	{"/api/v1/invalid-argument-spikes", "Buckets where a tool's INVALID_ARGUMENT share spiked over its baseline", []param{
+		{"step", "string", "duration", "bucket width (default 1h)"},
+		{"baseline", "string", "duration", "how far back the baseline share looks (default 168h)"},
+		{"min_calls", "integer", "", "calls a bucket needs to be judged (default 20)"},
+	}, queries.Spike{}},
+	{"/api/v1/overview", "Header totals: calls, failures, rates, top failing tools", nil, Overview{}},
+}
+
+// openAPI builds the OpenAPI 3.0 document of the analytics endpoints.
+func openAPI() map[string]any {
+	paths := map[string]any{}
+	for _, ep := range endpoints {
+		var ps []any
+		for _, p := range append(append([]param{}, commonParams...), ep.params...) {
+			schema := map[string]any{"type": p.typ}
+			if p.format != "" {
+				schema["format"] = p.format
+			}
+			ps = append(ps, map[string]any{"name": p.name, "in": "query", "required": false,
+				"description": p.description, "schema": schema})
+		}
+		paths[ep.path] = map[string]any{"get": map[string]any{
+			"summary":    ep.summary,
+			"parameters": ps,
+			"responses": map[string]any{
+				"200": map[string]any{"description": "the rows for the range", "content": map[string]any{
+					"application/json": map[string]any{"schema": map[string]any{
+						"type": "object", "required": []string{"from", "to", "rows"},
+						"properties": map[string]any{
+							"from": map[string]any{"type": "string", "format": "date-time"},
+							"to":   map[string]any{"type": "string", "format": "date-time"},
+							"rows": map[string]any{"type": "array", "items": schemaOf(reflect.TypeOf(ep.row))},
+						}}}}},
+				"400": map[string]any{"$ref": "#/components/responses/BadRequest"},
+			},
+		}}
+	}
+	return map[string]any{
+		"openapi": "3.0.3",
+		"info": map[string]any{"title": "mcplens API", "version": "1",
+			"description": "Why MCP tool calls fail, and whether their failures are classified right. Counts are integers; rates are numbers in [0,1]; rows are ordered deterministically."},
+		"paths": paths,
+		"components": map[string]any{"responses": map[string]any{"BadRequest": map[string]any{
+			"description": "a bad or unknown parameter",
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+				"type": "object", "properties": map[string]any{"error": map[string]any{"type": "string"}}}}},
+		}}},
+	}
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+
+// schemaOf describes a Go type as the JSON encoder writes it.
+func schemaOf(t reflect.Type) map[string]any {
+	switch {
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t.Kind() == reflect.String:
+		return map[string]any{"type": "string"}
+	case t.Kind() == reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return map[string]any{"type": "integer"}
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return map[string]any{"type": "number"}
+	case t.Kind() == reflect.Slice:
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem())}
+	case t.Kind() == reflect.Struct:
+		props := map[string]any{}
+		var required []string
+		addFields(t, props, &required)
+		return map[string]any{"type": "object", "properties": props, "required": required}
+	}
+	return map[string]any{}
+}
+
+func addFields(t reflect.Type, props map[string]any, required *[]string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			addFields(f.Type, props, required)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		props[name] = schemaOf(f.Type)
+		*required = append(*required, name)
+	}
+}
+
+// serveOpenAPI serves GET /api/v1/openapi.json.
+func serveOpenAPI(c echo.Context) error {
+	b, err := OpenAPIJSON()
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, "application/json", b)
+}
+
+// OpenAPIJSON returns the OpenAPI document, indented; docs/openapi.json is a
+// copy that a test keeps in step.
+func OpenAPIJSON() ([]byte, error) {
+	b, err := json.MarshalIndent(openAPI(), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
