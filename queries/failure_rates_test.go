@@ -120,3 +120,38 @@ func dump[T any](rows []T) string {
 	}
 	return s
 }
+
+// TestFailureRatesRollupEqualsRaw checks that the calls_5m rollup, fed by a
+// materialized view, answers exactly as the raw table, replays included.
+func TestFailureRatesRollupEqualsRaw(t *testing.T) {
+	ctx := context.Background()
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			fx := rows(failureFixture()...)
+			e.Insert(t, fx)
+			e.Insert(t, fx[:3]) // a replay of three calls
+			for _, tc := range []struct {
+				f    queries.Filter
+				step time.Duration
+			}{
+				{queries.Filter{From: t0, To: t0.Add(2 * time.Hour), Tenant: "acme"}, 0},
+				{queries.Filter{From: t0, To: t0.Add(4 * time.Hour)}, time.Hour},
+				{queries.Filter{From: t0.Add(-time.Hour), To: t0.Add(4 * time.Hour), Tool: "search_docs"}, 5 * time.Minute},
+				{queries.Filter{From: t0.Add(5 * time.Minute), To: t0.Add(75 * time.Minute)}, 10 * time.Minute},
+			} {
+				raw, err := queries.FailureRatesFrom(ctx, e.DB, tc.f, tc.step, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rolled, err := queries.FailureRatesFrom(ctx, e.DB, tc.f, tc.step, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(raw) == 0 {
+					t.Fatalf("%+v: no rows; the fixture should produce some", tc)
+				}
+				assertRows(t, rolled, raw)
+			}
+		})
+	}
+}
