@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"time"
 )
 
@@ -74,6 +73,13 @@ type call struct {
 	dur    time.Duration
 	result obj
 	rpcErr obj
+	repeat bool // a retry or continuation of the same call: may follow it closely
+}
+
+// again marks c as a deliberate repeat of the previous identical call.
+func (c call) again() call {
+	c.repeat = true
+	return c
 }
 
 // session generates one agent conversation: one client and tenant talking
@@ -86,12 +92,18 @@ type session struct {
 	client   client
 	traceID  string
 	conns    []*conn // by server index
-	nextID   int // request ids of a stateless client
+	nextID   int     // request ids of a stateless client
 	t        time.Time
 	seq      int
 	lines    []line
 	episodes map[Story]int
 	buf      []byte
+
+	// lastEnd holds when the last call with the same server, tool and
+	// arguments ended. Only calls marked repeat (retries, continuations)
+	// follow such a call within a minute, so the retries a reader finds
+	// are the ones the stories meant.
+	lastEnd map[string]time.Time
 }
 
 func newSession(cfg Config, idx int, start time.Time) *session {
@@ -103,6 +115,7 @@ func newSession(cfg Config, idx int, start time.Time) *session {
 		t:        start,
 		conns:    make([]*conn, len(servers)),
 		episodes: make(map[Story]int),
+		lastEnd:  make(map[string]time.Time),
 	}
 	w := 0
 	for _, c := range clients {
@@ -123,10 +136,18 @@ func newSession(cfg Config, idx int, start time.Time) *session {
 	return g
 }
 
+// A session starts no episode after episodeBudget; no episode is long enough
+// to take it past maxSession (the longest seen is under 30 minutes).
+const (
+	episodeBudget = 20 * time.Minute
+	maxSession    = time.Hour
+)
+
 // run plays a conversation of two to eight episodes.
 func (g *session) run() {
+	start := g.t
 	n := 2 + g.rng.IntN(4) + g.rng.IntN(4)
-	for i := 0; i < n; i++ {
+	for i := 0; i < n && g.t.Sub(start) < episodeBudget; i++ {
 		if i > 0 {
 			g.pause()
 		}
@@ -141,7 +162,7 @@ var episodeWeights = []struct {
 	w     int
 	play  func(*session)
 }{
-	{StorySuccess, 44, (*session).success},
+	{StorySuccess, 64, (*session).success},
 	{StoryRepeatAfterPause, 3, (*session).repeatAfterPause},
 	{StoryMisspelledEnum, 6, (*session).misspelledEnum},
 	{StoryPoolExhausted, 4, (*session).poolExhausted},
@@ -152,7 +173,7 @@ var episodeWeights = []struct {
 	{StoryUpstreamTimeout, 4, (*session).upstreamTimeout},
 	{StoryHiddenFailure, 4, (*session).hiddenFailure},
 	{StoryInternalError, 3, (*session).internalError},
-	{StoryInputRequired, 14, (*session).inputRequired},
+	{StoryInputRequired, 20, (*session).inputRequired},
 	{StoryPermissionDenied, 3, (*session).permissionDenied},
 	{StoryNotFound, 3, (*session).notFound},
 }
@@ -200,8 +221,8 @@ func (g *session) retryWait(gap time.Duration, srv *server, tool string) {
 	if g.rng.IntN(4) == 0 {
 		g.t = g.t.Add(g.between(300*time.Millisecond, 1200*time.Millisecond))
 		g.unrelated(srv, tool)
-		if min := g.t.Add(300 * time.Millisecond); end.Before(min) {
-			end = min
+		if earliest := g.t.Add(300 * time.Millisecond); end.Before(earliest) {
+			end = earliest
 		}
 	}
 	g.t = end
@@ -218,10 +239,17 @@ func (g *session) retryGap(attempt int) time.Duration {
 // do records c at the current time, labelled with story, and advances the
 // clock past its response.
 func (g *session) do(story Story, c call) {
+	if c.dur >= g.client.timeout { // the client stopped waiting first
+		c.result, c.rpcErr = nil, nil
+	}
 	if c.result == nil && c.rpcErr == nil {
 		c.dur = g.client.timeout + g.between(0, 40*time.Millisecond)
 	}
 	c.dur = c.dur.Truncate(time.Millisecond)
+	sig := g.signature(c)
+	if end, ok := g.lastEnd[sig]; ok && !c.repeat && g.t.Sub(end) <= time.Minute {
+		g.t = end.Add(g.between(61*time.Second, 3*time.Minute)) // the user came back to it later
+	}
 	g.t = g.t.Truncate(time.Millisecond)
 
 	var id any
@@ -292,6 +320,19 @@ func (g *session) do(story Story, c call) {
 	g.lines = append(g.lines, line{t: g.t, session: g.idx, seq: g.seq, story: story, data: data})
 	g.seq++
 	g.t = g.t.Add(c.dur)
+	g.lastEnd[sig] = g.t
+}
+
+// signature identifies a call by server, tool and arguments.
+func (g *session) signature(c call) string {
+	g.buf = appendJSON(append(g.buf[:0], c.srv.name+"\x00"+c.tool+"\x00"...), c.args)
+	return string(g.buf)
+}
+
+// recent reports whether the same call ended within the last minute.
+func (g *session) recent(c call) bool {
+	end, ok := g.lastEnd[g.signature(c)]
+	return ok && g.t.Sub(end) <= time.Minute
 }
 
 // appendRecord encodes the top-level capture object; only "time" needs the
@@ -410,11 +451,6 @@ func (g *session) requestState(tool string, step int) string {
 	st := obj{{"tool", tool}, {"step", step}, {"nonce", g.hex(12)}}
 	return base64.RawURLEncoding.EncodeToString(appendJSON(nil, st))
 }
-
-// date is day d after the current time, for dates in result text.
-func (g *session) date(d int) time.Time { return g.t.AddDate(0, 0, d) }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 

@@ -15,7 +15,7 @@ import (
 type Config struct {
 	Seed     int64
 	Start    time.Time     // first session start (UTC); zero: DefaultStart
-	Duration time.Duration // spread sessions over [Start, Start+Duration); zero: 4h
+	Duration time.Duration // spread sessions over [Start, Start+Duration); zero: 4h (see Generate)
 	Sessions int           // number of agent conversations; zero: 100
 	Tenants  []string      // default {"acme","globex"}
 }
@@ -149,6 +149,11 @@ func (s Stats) String() string {
 // the order of their session). A line is one JSON object without the
 // trailing newline; emit may keep it. The same Config always produces the
 // same bytes. An error from emit stops generation and is returned as is.
+//
+// The first session starts at Start, the others at random in the window. A
+// session lasts a few minutes (median 6, never an hour); one that would run
+// past Start+Duration starts earlier instead, so with a window of an hour or
+// more every call, response included, falls inside [Start, Start+Duration).
 func Generate(cfg Config, emit func(line []byte) error) error {
 	_, err := GenerateLabeled(cfg, func(line []byte, _ Story) error { return emit(line) })
 	return err
@@ -165,8 +170,11 @@ func GenerateLabeled(cfg Config, emit func(line []byte, story Story) error) (Sta
 
 	// Every session draws from its own generator, seeded from (Seed, index),
 	// so a session's lines do not depend on the order sessions are built in.
-	// Sessions are built in start order and their lines merged through a
-	// heap: memory holds only the sessions that overlap in time.
+	// Sessions are built in order of their drawn start and their lines
+	// merged through a heap. A session moved earlier to end inside the window
+	// moves by less than maxSession, so a line older than the next drawn
+	// start minus maxSession can no longer be preceded: it is emitted. Memory
+	// holds only the sessions of one maxSession.
 	type start struct {
 		i int
 		t time.Time
@@ -196,14 +204,23 @@ func GenerateLabeled(cfg Config, emit func(line []byte, story Story) error) (Sta
 		}
 		return emit(l.data, l.story)
 	}
+	end := cfg.Start.Add(cfg.Duration)
 	for _, s := range starts {
-		for h.Len() > 0 && h[0].t.Before(s.t) {
+		for h.Len() > 0 && h[0].t.Before(s.t.Add(-maxSession)) {
 			if err := pop(); err != nil {
 				return stats, err
 			}
 		}
 		g := newSession(cfg, s.i, s.t)
 		g.run()
+		if g.t.After(end) && s.t.After(cfg.Start) {
+			// Replay the session from an earlier start: the same draws
+			// give the same calls, now ending 1 ms before the window does.
+			at := end.Add(-g.t.Sub(s.t) - time.Millisecond)
+			at = latest(at, cfg.Start, s.t.Add(-maxSession))
+			g = newSession(cfg, s.i, at)
+			g.run()
+		}
 		for st, n := range g.episodes {
 			c := stats.Stories[st]
 			c.Episodes += n
@@ -219,6 +236,16 @@ func GenerateLabeled(cfg Config, emit func(line []byte, story Story) error) (Sta
 		}
 	}
 	return stats, nil
+}
+
+func latest(ts ...time.Time) time.Time {
+	m := ts[0]
+	for _, t := range ts[1:] {
+		if t.After(m) {
+			m = t
+		}
+	}
+	return m
 }
 
 // sessionRNG returns the generator for stream n of session i.
