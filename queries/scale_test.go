@@ -1,0 +1,104 @@
+package queries_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/queries"
+)
+
+// BenchmarkScale measures every endpoint's query on synthetic calls spread
+// over 7 days (MCPLENS_BENCH_CALLS, default 1,000,000), for a 24 h and a 7 d
+// window, on every engine. The data is generated inside each engine by
+// testdata/synthetic.sql; see BENCHMARKS.md for the method and numbers.
+func BenchmarkScale(b *testing.B) {
+	n := int64(1_000_000)
+	if v := os.Getenv("MCPLENS_BENCH_CALLS"); v != "" {
+		var err error
+		if n, err = strconv.ParseInt(v, 10, 64); err != nil {
+			b.Fatalf("MCPLENS_BENCH_CALLS: %v", err)
+		}
+	}
+	gen, err := os.ReadFile("testdata/synthetic.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	span := 7 * 24 * time.Hour
+	ctx := context.Background()
+	windows := []struct {
+		name string
+		f    queries.Filter
+	}{
+		{"24h", queries.Filter{From: end.Add(-24 * time.Hour), To: end}},
+		{"7d", queries.Filter{From: end.Add(-span), To: end}},
+	}
+	endpoints := []struct {
+		name string
+		run  func(queries.DB, queries.Filter) error
+	}{
+		{"failure-rates", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.FailureRatesFrom(ctx, db, f, 0, false)
+			return err
+		}},
+		{"failure-rates-rollup", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.FailureRatesFrom(ctx, db, f, time.Hour, true)
+			return err
+		}},
+		{"retry-outcomes", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.RetryOutcomes(ctx, db, f, time.Minute)
+			return err
+		}},
+		{"recalls", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.Recalls(ctx, db, f, time.Minute)
+			return err
+		}},
+		{"misclassifications", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.Misclassifications(ctx, db, f, time.Minute, 5)
+			return err
+		}},
+		{"empty-results", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.EmptyResults(ctx, db, f, queries.EmptyResultsOptions{MinCalls: 1, Limit: 100})
+			return err
+		}},
+		{"invalid-argument-spikes", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.InvalidArgumentSpikes(ctx, db, f, queries.SpikeOptions{})
+			return err
+		}},
+		{"overview", func(db queries.DB, f queries.Filter) error {
+			if _, err := queries.OverviewTotals(ctx, db, f); err != nil {
+				return err
+			}
+			_, err := queries.TopFailingTools(ctx, db, f, 10)
+			return err
+		}},
+	}
+	for _, e := range chtest.Engines(b) {
+		start := time.Now()
+		err := e.DB.Exec(ctx, string(gen),
+			clickhouse.Named("n", n), clickhouse.Named("sessions", (n+24)/25),
+			clickhouse.Named("end_ms", end.UnixMilli()), clickhouse.Named("span_ms", span.Milliseconds()))
+		if err != nil {
+			b.Fatalf("%s: generate %d calls: %v", e.Name, n, err)
+		}
+		b.Logf("%s: generated %d calls in %s", e.Name, n, time.Since(start).Round(time.Millisecond))
+		for _, w := range windows {
+			for _, ep := range endpoints {
+				b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+strconv.FormatInt(n, 10)+"/"+w.name+"/"+ep.name, func(b *testing.B) {
+					for b.Loop() {
+						if err := ep.run(e.DB, w.f); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
