@@ -27,6 +27,9 @@ fuzz: deps ## run each fuzz target longer (FUZZTIME=5m by default here)
 bench: deps ## run the Go benchmarks (see BENCHMARKS.md)
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
 
+dashboards: deps ## regenerate dashboards/generated (Grafana dashboards, alert rules) and docs/previews; review the diff
+	$(GO) test ./dashboards -run TestGeneratedFilesAreCurrent -update -count=1
+
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

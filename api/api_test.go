@@ -158,4 +158,6 @@ func TestReadiness(t *testing.T) {
 	}
 }
 
-func urlQuery(s string) string { return strings.NewReplacer("%", "%25", "&", "%26", "#", "%23", " ", "%20", "'", "%27", ";", "%3B", "+", "%2B").Replace(s) }
+func urlQuery(s string) string {
+	return strings.NewReplacer("%", "%25", "&", "%26", "#", "%23", " ", "%20", "'", "%27", ";", "%3B", "+", "%2B").Replace(s)
+}

@@ -47,8 +47,18 @@ var endpoints = []endpoint{
 		{"baseline", "string", "duration", "how far back the baseline share looks (default 168h)"},
 		{"min_calls", "integer", "", "calls a bucket needs to be judged (default 20)"},
 	}, queries.Spike{}},
+	{"/api/v1/retry-outcomes", "How retry chains started in the range ended, per tool, category and retryability of the first call",
+		[]param{retryWindowParam}, queries.RetryOutcome{}},
+	{"/api/v1/recalls", "Failed calls re-sent with unchanged arguments within the retry window, per tool and category",
+		[]param{retryWindowParam}, queries.Recall{}},
+	{"/api/v1/misclassifications", "Tools and categories whose retry chains or isError flags contradict their classification", []param{
+		retryWindowParam,
+		{"min_chains", "integer", "", "smallest population of chains (misflagged: calls) a row needs (default 5)"},
+	}, queries.Misclassification{}},
 	{"/api/v1/overview", "Header totals: calls, failures, rates, top failing tools", nil, Overview{}},
 }
+
+var retryWindowParam = param{"retry_window", "string", "duration", "largest gap between a failed call and its retry, inclusive: a duration (90s) or whole seconds, 1s to 1h (default 60s)"}
 
 // openAPI builds the OpenAPI 3.0 document of the analytics endpoints.
 func openAPI() map[string]any {

@@ -14,6 +14,9 @@ func (s *Server) routes(g *echo.Group) {
 	g.GET("/empty-results", s.emptyResults)
 	g.GET("/invalid-argument-spikes", s.invalidArgumentSpikes)
 	g.GET("/overview", s.overview)
+	g.GET("/retry-outcomes", s.retryOutcomes)
+	g.GET("/recalls", s.recalls)
+	g.GET("/misclassifications", s.misclassifications)
 	g.GET("/openapi.json", serveOpenAPI)
 }
 

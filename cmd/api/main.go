@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/chconn"
+	"github.com/mcplens/mcplens/gauges"
 )
 
 func main() {
@@ -37,6 +38,7 @@ type config struct {
 	queryTimeout    time.Duration
 	defaultWindow   time.Duration
 	shutdownTimeout time.Duration
+	gauges          gauges.Config
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stderr *os.File) error {
@@ -47,6 +49,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.DurationVar(&cfg.queryTimeout, "query-timeout", 30*time.Second, "deadline of one analytics query; longer ranges need more")
 	fs.DurationVar(&cfg.defaultWindow, "default-window", 24*time.Hour, "range used when a request gives no from/to")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on SIGTERM")
+	fs.DurationVar(&cfg.gauges.Every, "gauges-every", time.Minute, "how often the analytics gauges on /metrics are refreshed from ClickHouse; each refresh runs 1 + 3 per (tenant, server) pair queries")
+	fs.DurationVar(&cfg.gauges.Window, "gauges-window", time.Hour, "trailing window the mcplens_window_* gauges describe; longer windows cost more per refresh")
+	fs.IntVar(&cfg.gauges.MaxSeries, "gauges-max-series", 5000, "most series per gauge metric, busiest first; the rest are counted in mcplens_gauges_series_dropped_total")
+	fs.IntVar(&cfg.gauges.MaxPairs, "gauges-max-pairs", 50, "most (tenant, server) pairs whose retry, re-call and misclassification gauges are computed, most failures first")
 	cfg.ch.RegisterFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -61,6 +67,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := api.New(conn, reg, log, api.Config{QueryTimeout: cfg.queryTimeout, DefaultWindow: cfg.defaultWindow})
+	cfg.gauges.QueryTimeout = cfg.queryTimeout
+	exporter := gauges.New(conn, reg, log, cfg.gauges)
+	gaugeCtx, stopGauges := context.WithCancel(ctx)
+	gaugesDone := make(chan struct{})
+	go func() { exporter.Run(gaugeCtx); close(gaugesDone) }()
+	defer func() { stopGauges(); <-gaugesDone }() // before conn.Close
 	srv := &http.Server{Addr: cfg.listen, Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("api listening", "addr", cfg.listen, "clickhouse", cfg.ch.String())
 

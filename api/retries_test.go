@@ -1,0 +1,85 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/pipeline"
+)
+
+// retryFixture: in session s1, a RATE_LIMITED failure retried after 30 s
+// (failed again) and 30 s later (ok); a NOT_FOUND failure (declared not
+// retryable) retried once with the same arguments 5 s later, in vain.
+func retryFixture() []pipeline.Call {
+	calls := []pipeline.Call{
+		fixtureCall("search", "RATE_LIMITED", true, 0, 0, "1"),
+		fixtureCall("search", "RATE_LIMITED", true, 0, 30*time.Second, "2"),
+		fixtureCall("search", "OK", false, 0, time.Minute, "3"),
+		fixtureCall("search", "NOT_FOUND", true, 0, 10*time.Minute, "4"),
+		fixtureCall("search", "NOT_FOUND", true, 0, 10*time.Minute+5*time.Second, "5"),
+	}
+	calls[0].ExpectedRetryable, calls[1].ExpectedRetryable = 1, 1
+	calls[3].DeclaredRetryable, calls[4].DeclaredRetryable = 0, 0
+	return calls
+}
+
+func TestRetryEndpoints(t *testing.T) {
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, retryFixture())
+			srv := newServer(t, e.DB)
+			for _, tc := range []struct{ path, want string }{
+				{"/api/v1/retry-outcomes?tenant=acme", `[` +
+					`{"args_changed_chains":0,"avg_attempts":2,"category":"NOT_FOUND","chains":1,"declared_retryable":0,"expected_retryable":0,"no_retry":0,"retry_then_fail":1,"retry_then_success":0,"success_share":0,"tool":"search"},` +
+					`{"args_changed_chains":0,"avg_attempts":3,"category":"RATE_LIMITED","chains":1,"declared_retryable":-1,"expected_retryable":1,"no_retry":0,"retry_then_fail":0,"retry_then_success":1,"success_share":1,"tool":"search"}]`},
+				// 30 s gaps are no retries in a 20 s window.
+				{"/api/v1/retry-outcomes?retry_window=20s&tool=search", `[` +
+					`{"args_changed_chains":0,"avg_attempts":2,"category":"NOT_FOUND","chains":1,"declared_retryable":0,"expected_retryable":0,"no_retry":0,"retry_then_fail":1,"retry_then_success":0,"success_share":0,"tool":"search"},` +
+					`{"args_changed_chains":0,"avg_attempts":1,"category":"RATE_LIMITED","chains":2,"declared_retryable":-1,"expected_retryable":1,"no_retry":2,"retry_then_fail":0,"retry_then_success":0,"success_share":0,"tool":"search"}]`},
+				{"/api/v1/recalls?retry_window=60", `[` +
+					`{"category":"NOT_FOUND","failures":2,"rate":0.5,"tool":"search","unchanged":1,"with_next_call":1},` +
+					`{"category":"RATE_LIMITED","failures":2,"rate":1,"tool":"search","unchanged":2,"with_next_call":2}]`},
+				{"/api/v1/misclassifications?min_chains=1", `[` +
+					`{"calls":2,"category":"NOT_FOUND","chains":1,"evidence":"1 chain retried with unchanged arguments (1 retry), 0 recovered","kind":"retried_non_retryable","tool":"search"}]`},
+				{"/api/v1/misclassifications", `[]`}, // min_chains defaults to 5
+				{"/api/v1/recalls?tenant=nobody", `[]`},
+			} {
+				status, body := get(t, srv, tc.path)
+				if status != http.StatusOK {
+					t.Fatalf("GET %s: status %d: %v", tc.path, status, body)
+				}
+				if body["from"] != "2026-11-28T12:00:00Z" || body["to"] != "2026-11-29T12:00:00Z" {
+					t.Errorf("GET %s: default range: from %v to %v", tc.path, body["from"], body["to"])
+				}
+				if got, _ := json.Marshal(body["rows"]); string(got) != tc.want {
+					t.Errorf("GET %s: rows\n got %s\nwant %s", tc.path, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestRetryEndpointsBadParametersAre400(t *testing.T) {
+	e := chtest.Engines(t)[0]
+	srv := newServer(t, e.DB)
+	for _, tc := range []struct{ path, wantErr string }{
+		{"/api/v1/retry-outcomes?retry_window=abc", `retry_window: want a duration like 60s or 1h, got "abc"`},
+		{"/api/v1/retry-outcomes?retry_window=0s", "retry_window: 0s is outside [1s, 1h0m0s]"},
+		{"/api/v1/recalls?retry_window=2h", "retry_window: 2h0m0s is outside [1s, 1h0m0s]"},
+		{"/api/v1/recalls?retry_window=-5", "retry_window: -5s is outside"},
+		{"/api/v1/misclassifications?min_chains=-1", "min_chains: -1 is outside [0, 1000000]"},
+		{"/api/v1/misclassifications?min_chains=five", `min_chains: want an integer, got "five"`},
+		{"/api/v1/retry-outcomes?min_chains=5", `unknown parameter "min_chains"`},
+		{"/api/v1/recalls?from=2026-11-29T11:00:00Z&to=2026-11-29T10:00:00Z", "must be before"},
+		{"/api/v1/misclassifications?retry_window=1m&retry_window=2m", `parameter "retry_window" given 2 times`},
+	} {
+		status, body := get(t, srv, tc.path)
+		if msg, _ := body["error"].(string); status != http.StatusBadRequest || !strings.Contains(msg, tc.wantErr) {
+			t.Errorf("GET %s: got %d %v, want 400 containing %q", tc.path, status, body, tc.wantErr)
+		}
+	}
+}

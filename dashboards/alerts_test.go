@@ -1,0 +1,318 @@
+package dashboards_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/dashboards"
+)
+
+// pRule is an alert rule as the generated provisioning file holds it, read
+// back the way Grafana's provisioning reads it.
+type pRule struct {
+	UID          string            `json:"uid"`
+	Title        string            `json:"title"`
+	Condition    string            `json:"condition"`
+	DashboardUID string            `json:"dashboardUid"`
+	PanelID      uint32            `json:"panelId"`
+	NoDataState  string            `json:"noDataState"`
+	ExecErrState string            `json:"execErrState"`
+	For          string            `json:"for"`
+	Annotations  map[string]string `json:"annotations"`
+	Labels       map[string]string `json:"labels"`
+	Data         []struct {
+		RefID             string `json:"refId"`
+		DatasourceUID     string `json:"datasourceUid"`
+		RelativeTimeRange struct {
+			From int64 `json:"from"`
+			To   int64 `json:"to"`
+		} `json:"relativeTimeRange"`
+		Model struct {
+			RefID      string  `json:"refId"`
+			Type       string  `json:"type"`
+			RawSQL     string  `json:"rawSql"`
+			Format     *int    `json:"format"`
+			IntervalMs float64 `json:"intervalMs"`
+			Expression string  `json:"expression"`
+			Reducer    string  `json:"reducer"`
+			Conditions []struct {
+				Evaluator struct {
+					Type   string    `json:"type"`
+					Params []float64 `json:"params"`
+				} `json:"evaluator"`
+			} `json:"conditions"`
+		} `json:"model"`
+	} `json:"data"`
+}
+
+type pFile struct {
+	APIVersion int `json:"apiVersion"`
+	Groups     []struct {
+		OrgID    int64   `json:"orgId"`
+		Name     string  `json:"name"`
+		Folder   string  `json:"folder"`
+		Interval string  `json:"interval"`
+		Rules    []pRule `json:"rules"`
+	} `json:"groups"`
+}
+
+func provisionedRules(t testing.TB) map[string]pRule {
+	t.Helper()
+	files, err := dashboards.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f pFile
+	if err := json.Unmarshal(files[dashboards.GeneratedAlertsFile], &f); err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]pRule{}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			rules[r.Title] = r
+		}
+	}
+	return rules
+}
+
+// instance is one alert instance: its labels, the reduced value (B) and
+// whether the condition (C) holds.
+type instance struct {
+	labels map[string]string
+	value  float64
+	firing bool
+}
+
+// evaluate runs a rule as Grafana's alerting engine does at time at: the
+// data query over its relative range with the backend macros expanded and
+// the default interval of 1 s (no template variables), then each
+// expression in order. A table result with string columns and one numeric
+// column is a set of numbers labelled by the strings; Reduce leaves a
+// number as it is; Threshold compares it. No rows is NoData, which the
+// rules map to OK.
+func evaluate(t *testing.T, e *chtest.Engine, r pRule, at time.Time) []instance {
+	t.Helper()
+	results := map[string][]instance{}
+	for _, q := range r.Data {
+		m := q.Model
+		switch {
+		case q.DatasourceUID == dashboards.ClickHouseDatasourceUID:
+			if m.Format == nil || *m.Format != dashboards.FormatTable {
+				t.Fatalf("%s %s: alert queries here are tables", r.Title, q.RefID)
+			}
+			interval := time.Second
+			if m.IntervalMs > 0 {
+				interval = time.Duration(m.IntervalMs) * time.Millisecond
+			}
+			mr := macroRange{
+				from:     at.Add(-time.Duration(q.RelativeTimeRange.From) * time.Second),
+				to:       at.Add(-time.Duration(q.RelativeTimeRange.To) * time.Second),
+				interval: interval,
+			}
+			cols, rows := query(t, e, expandMacros(t, m.RawSQL, mr))
+			var out []instance
+			for _, row := range rows {
+				in := instance{labels: map[string]string{}, value: math.NaN()}
+				numeric := 0
+				for i, c := range cols {
+					switch {
+					case isString(c.Type):
+						in.labels[c.Name] = row[i].(string)
+					case isNumeric(c.Type):
+						numeric++
+						in.value = toFloat(row[i])
+					default:
+						t.Fatalf("%s: column %v is neither a label nor the value", r.Title, c)
+					}
+				}
+				if numeric != 1 {
+					t.Fatalf("%s: %d numeric columns; Grafana alerts on exactly one", r.Title, numeric)
+				}
+				out = append(out, in)
+			}
+			results[q.RefID] = out
+		case m.Type == "reduce":
+			in, ok := results[m.Expression]
+			if !ok {
+				t.Fatalf("%s: reduce %s reads %s, not evaluated before it", r.Title, q.RefID, m.Expression)
+			}
+			if !map[string]bool{"last": true, "mean": true, "min": true, "max": true, "sum": true, "median": true}[m.Reducer] {
+				t.Fatalf("%s: reducer %q not modelled", r.Title, m.Reducer)
+			}
+			results[q.RefID] = in // a number reduces to itself
+		case m.Type == "threshold":
+			in, ok := results[m.Expression]
+			if !ok {
+				t.Fatalf("%s: threshold %s reads %s, not evaluated before it", r.Title, q.RefID, m.Expression)
+			}
+			if len(m.Conditions) != 1 {
+				t.Fatalf("%s: %d threshold conditions", r.Title, len(m.Conditions))
+			}
+			ev := m.Conditions[0].Evaluator
+			out := make([]instance, len(in))
+			for i, x := range in {
+				out[i] = instance{labels: x.labels, value: x.value, firing: compare(t, ev.Type, ev.Params, x.value)}
+			}
+			results[q.RefID] = out
+		default:
+			t.Fatalf("%s: query %s of type %q not modelled", r.Title, q.RefID, m.Type)
+		}
+	}
+	return results[r.Condition]
+}
+
+func compare(t *testing.T, typ string, p []float64, v float64) bool {
+	t.Helper()
+	switch typ {
+	case "gt":
+		return v > p[0]
+	case "lt":
+		return v < p[0]
+	case "gte":
+		return v >= p[0]
+	case "lte":
+		return v <= p[0]
+	case "eq":
+		return v == p[0]
+	case "ne":
+		return v != p[0]
+	case "within_range":
+		return v > p[0] && v < p[1]
+	case "outside_range":
+		return v < p[0] || v > p[1]
+	}
+	t.Fatalf("threshold type %q not modelled", typ)
+	return false
+}
+
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case uint64:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case uint16:
+		return float64(x)
+	case uint8:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int16:
+		return float64(x)
+	case int8:
+		return float64(x)
+	}
+	return math.NaN()
+}
+
+// testAlerts evaluates each generated rule, read from the provisioning
+// file, on the fixture and checks, for the tools of each rule's scenario,
+// which fire and with what value: some are made to fire, the others each
+// sit just past one of the rule's boundaries. Rules are per tenant, server
+// and tool, so the other scenarios' tools in the same data do not matter.
+// The rule's `for` is not simulated: a condition that holds here fires once
+// it has held that long.
+func testAlerts(t *testing.T, e *chtest.Engine, rules map[string]pRule) {
+	covered := map[string]bool{}
+	for _, sc := range scenarios() {
+		r, ok := rules[sc.rule]
+		if !ok {
+			t.Fatalf("scenario for unknown rule %s", sc.rule)
+		}
+		covered[sc.rule] = true
+		mine := map[string]bool{}
+		for _, c := range sc.calls {
+			mine[c.tool] = true
+		}
+		got := map[string]float64{}
+		for _, in := range evaluate(t, e, r, now) {
+			if !in.firing || !mine[in.labels["tool_name"]] {
+				continue
+			}
+			if in.labels["tenant_name"] != "acme" || in.labels["server_name"] != "kb" {
+				t.Errorf("%s: labels %v", sc.rule, in.labels)
+			}
+			got[in.labels["tool_name"]] = in.value
+			checkTemplates(t, r, in)
+		}
+		if !sameValues(got, sc.fire) {
+			t.Errorf("%s: firing %v, want %v", sc.rule, got, sc.fire)
+		}
+		// Before the data, the same query has nothing to say: NoData, OK.
+		for _, in := range evaluate(t, e, r, now.Add(-30*24*time.Hour)) {
+			if in.firing {
+				t.Errorf("%s: fires on an empty range: %v", sc.rule, in.labels)
+			}
+		}
+		if r.NoDataState != "OK" {
+			t.Errorf("%s: noDataState %s; no rows means nothing to report", sc.rule, r.NoDataState)
+		}
+	}
+	for title := range rules {
+		if !covered[title] {
+			t.Errorf("rule %s has no scenario", title)
+		}
+	}
+}
+
+func sameValues(got, want map[string]float64) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok || math.Abs(g-w) > 1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTemplates renders the rule's annotations as Grafana does: Go
+// templates with $labels, $values and $value defined, plus the
+// humanize functions the rules use.
+func checkTemplates(t *testing.T, r pRule, in instance) {
+	t.Helper()
+	type valueData struct {
+		Labels map[string]string
+		Value  float64
+	}
+	data := struct {
+		Labels map[string]string
+		Values map[string]valueData
+		Value  string
+	}{
+		Labels: in.labels,
+		Values: map[string]valueData{"A": {in.labels, in.value}, "B": {in.labels, in.value}, "C": {in.labels, 1}},
+		Value:  fmt.Sprintf("[ var='B' labels={%v} value=%v ]", in.labels, in.value),
+	}
+	funcs := template.FuncMap{
+		"humanizePercentage": func(v float64) string { return fmt.Sprintf("%.4g%%", v*100) },
+		"humanize":           func(v float64) string { return fmt.Sprintf("%.4g", v) },
+	}
+	for _, k := range sortedKeys(r.Annotations) {
+		text := "{{- $labels := .Labels -}}{{- $values := .Values -}}{{- $value := .Value -}}" + r.Annotations[k]
+		tmpl, err := template.New(k).Option("missingkey=error").Funcs(funcs).Parse(text)
+		if err != nil {
+			t.Errorf("%s annotation %s: %v", r.Title, k, err)
+			continue
+		}
+		var b strings.Builder
+		if err := tmpl.Execute(&b, data); err != nil {
+			t.Errorf("%s annotation %s: %v", r.Title, k, err)
+		}
+		if strings.Contains(b.String(), "<no value>") {
+			t.Errorf("%s annotation %s renders %q", r.Title, k, b.String())
+		}
+	}
+}

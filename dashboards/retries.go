@@ -1,0 +1,61 @@
+package dashboards
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/units"
+)
+
+// Panel ids of Retries & misclassification.
+const (
+	retriesRowOutcomes   = 300
+	retriesOverTime      = 301
+	retriesByCategory    = 302
+	retriesRecoveries    = 303
+	retriesRowMisclass   = 310
+	retriesMisclassified = 311
+	retriesMisflagged    = 312
+)
+
+// Retries is how retry chains end, by category and retryability, and the
+// misclassifications that their outcomes reveal.
+func Retries() *dashboard.DashboardBuilder {
+	return newDashboard(RetriesUID, "mcplens / Retries & misclassification",
+		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, and the four misclassification kinds.").
+		WithVariable(datasourceVariable()).
+		WithVariable(filterVariable("tenant", "Tenant", "Tenants to include (All: no filter).")).
+		WithVariable(filterVariable("server", "Server", "MCP servers to include (All: no filter).", "tenant")).
+		WithVariable(filterVariable("tool", "Tool", "Tools to include (All: no filter).", "tenant", "server")).
+		WithVariable(customVariable("min_chains", "Min chains",
+			"Smallest population (retry chains, or misflagged calls) a misclassification is reported for; the API's default is 5.",
+			"2,5,10,20,50", "5")).
+		WithRow(row(retriesRowOutcomes, "Retry outcomes")).
+		WithPanel(timeSeriesPanel(retriesOverTime, "Retry chains by outcome",
+			"Retry chains started per interval by how they ended. A growing retry_then_fail band is wasted load on a failing server; a growing no_retry band of retryable categories means clients give up too early.",
+			panelSQL("retry_outcomes_over_time")).
+			Unit(units.Short).
+			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
+			FillOpacity(40)).
+		WithPanel(tablePanel(retriesByCategory, "Outcomes by category and retryability",
+			"Chains by the first call's category, declared retryability (what the server said) and expected retryability (the taxonomy's advice), with the recovered share of retried chains and the average attempts. Where declared and expected disagree and the outcomes side with expected, the server's retry advice is wrong.",
+			panelSQL("retry_outcomes")).
+			OverrideByName("recovered_share", []dashboard.DynamicConfigValue{
+				override("unit", units.PercentUnit),
+				override("custom.cellOptions", map[string]any{"type": "color-background", "mode": "basic"}),
+			}).
+			Thresholds(thresholds("red", 0.1, "yellow", 0.5, "green"))).
+		WithPanel(tablePanel(retriesRecoveries, "Recoveries: same arguments vs changed arguments",
+			"Retried chains by category, split by whether a retry changed the arguments. Recoveries with changed arguments mean the error was correctable (the model fixed its input): the category should not be retried blindly. Same-argument recoveries mean a transient fault that is worth retrying.",
+			panelSQL("retry_recoveries")).
+			Span(24)).
+		WithRow(row(retriesRowMisclass, "Misclassification")).
+		WithPanel(tablePanel(retriesMisclassified, "Misclassified retryables",
+			"retryable_never_recovers: retryable but fewer than 10 % of retried chains recover (stop advertising it as retryable). non_retryable_recovers: not retryable, yet at least half of the same-argument retries succeed (mark it retryable). retried_non_retryable: clients retry, unchanged, what cannot succeed (say so in the error). misflagged: isError contradicts the category. evidence_share is the recovered share, or the misflagged share of calls.",
+			panelSQL("misclassifications")).
+			OverrideByName("tool_name", []dashboard.DynamicConfigValue{toolLinks()}).
+			OverrideByName("evidence_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)})).
+		WithPanel(timeSeriesPanel(retriesMisflagged, "Misflagged calls over time",
+			"Misflagged calls per interval: hidden_failure is a failure sent with isError false or absent, so the client takes it for a success and neither retries nor corrects it; false_alarm is a success flagged as an error. Fix the server's isError, or add a classification rule when the category is wrong.",
+			panelSQL("misflagged_over_time")).
+			Unit(units.Short))
+}

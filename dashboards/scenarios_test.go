@@ -1,0 +1,209 @@
+package dashboards_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mcplens/mcplens/pipeline/classify"
+)
+
+// scenario is fixture data for one alert rule: calls that must make it fire
+// for the listed tools, mixed with calls that must not (each on its own
+// tool, named for the reason it stays quiet).
+type scenario struct {
+	rule  string             // AlertRule.Title
+	calls []fx               // everything inserted
+	fire  map[string]float64 // tool_name → the value that fires
+}
+
+const (
+	minute = time.Minute
+	hr     = time.Hour
+)
+
+// spikeTool is a tool with a 7-day baseline of baseN calls (baseHits of
+// category hit, spread over the hours before the last one) and, in the last
+// hour, lastN calls of which lastHits are hit. For EMPTY_RESULT the other
+// calls are OK; for INVALID_ARGUMENT too.
+func spikeTool(tool string, hit classify.Category, baseN, baseHits, lastN, lastHits int) []fx {
+	var out []fx
+	for i := 0; i < baseN; i++ {
+		c := classify.OK
+		if i < baseHits {
+			c = hit
+		}
+		out = append(out, fx{at: 2*hr + time.Duration(i)*hr + 7*minute, tool: tool, session: fmt.Sprintf("%s-b%d", tool, i), category: c})
+	}
+	for i := 0; i < lastN; i++ {
+		c := classify.OK
+		if i < lastHits {
+			c = hit
+		}
+		out = append(out, fx{at: minute + time.Duration(i)*50*time.Second, tool: tool, session: fmt.Sprintf("%s-l%d", tool, i), category: c})
+	}
+	return out
+}
+
+// chains returns n retry chains of tool, one session each, started in the
+// last hours; the first recovered of them end with a success.
+func chains(tool string, n, recovered int, first classify.Category, declared string, sameArgs bool) []fx {
+	var out []fx
+	for i := 0; i < n; i++ {
+		end := first
+		if i < recovered {
+			end = classify.OK
+		}
+		out = append(out, chain(tool, fmt.Sprintf("%s-%d", tool, i), 2*hr+time.Duration(i)*5*minute, first, declared, sameArgs, end)...)
+	}
+	return out
+}
+
+// recalled returns n failures of tool in the last hour, one session each;
+// the first same of them are followed 20 s later by an identical call that
+// succeeds, the next changed by a call with other arguments.
+func recalled(tool string, n, same, changed int) []fx {
+	var out []fx
+	for i := 0; i < n; i++ {
+		s := fmt.Sprintf("%s-%d", tool, i)
+		at := 50*minute - time.Duration(i)*2*minute
+		out = append(out, fx{at: at, tool: tool, session: s, category: classify.NotFound, args: `{"id":"7"}`, message: "not found"})
+		switch {
+		case i < same:
+			out = append(out, fx{at: at - 20*time.Second, tool: tool, session: s, args: `{"id":"7"}`})
+		case i < same+changed:
+			out = append(out, fx{at: at - 20*time.Second, tool: tool, session: s, args: `{"id":"8"}`})
+		}
+	}
+	return out
+}
+
+func misflaggedCalls(tool string, n int, c classify.Category, within time.Duration) []fx {
+	return repeat(n, fx{tool: tool, category: c, misflagged: true}, func(i int, f *fx) {
+		f.at = within - time.Duration(i+1)*within/time.Duration(n+1)
+		f.session = fmt.Sprintf("%s-%d", tool, i)
+	})
+}
+
+func concat(parts ...[]fx) []fx {
+	var out []fx
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// scenarios covers every alert rule, with the boundaries of each test.
+func scenarios() []scenario {
+	return []scenario{
+		{
+			rule: "MCPRetryableNeverRecovers",
+			calls: concat(
+				chains("upstream_never", 6, 0, classify.UpstreamTimeout, "", true), // 0 of 6 recover
+				chains("upstream_edge", 10, 1, classify.UpstreamTimeout, "", true), // exactly 10 %: not below
+				chains("upstream_some", 5, 1, classify.UpstreamTimeout, "", true),  // 20 %
+				chains("upstream_few", 4, 0, classify.UpstreamTimeout, "", true),   // below 5 chains
+				chains("declared_never", 5, 0, classify.NotFound, "yes", false),    // declared retryable, never recovers
+			),
+			fire: map[string]float64{"upstream_never": 0, "declared_never": 0},
+		},
+		{
+			rule: "MCPNonRetryableRecovers",
+			calls: concat(
+				chains("lookup_half", 6, 3, classify.NotFound, "", true),     // exactly 50 %: fires
+				chains("lookup_less", 5, 2, classify.NotFound, "", true),     // 40 %
+				chains("lookup_changed", 6, 6, classify.NotFound, "", false), // recovered by changing arguments
+				chains("lookup_few", 4, 4, classify.NotFound, "", true),      // below 5 chains
+			),
+			fire: map[string]float64{"lookup_half": 0.5},
+		},
+		{
+			rule: "MCPRetriedNonRetryable",
+			calls: concat(
+				chains("create_same", 5, 0, classify.InvalidArgument, "", true),     // 5 unchanged retries
+				chains("create_changed", 5, 0, classify.InvalidArgument, "", false), // corrected, not repeated
+				chains("create_few", 4, 0, classify.InvalidArgument, "", true),      // below 5
+				chains("timeout_same", 5, 0, classify.UpstreamTimeout, "", true),    // expected retryable
+			),
+			fire: map[string]float64{"create_same": 5},
+		},
+		{
+			rule: "MCPMisflagged",
+			calls: concat(
+				misflaggedCalls("flag_wrong", 5, classify.OK, 20*hr),
+				misflaggedCalls("flag_few", 4, classify.Internal, 20*hr),
+				misflaggedCalls("flag_old", 6, classify.OK, 48*hr)[:3], // all before the 24 h range
+			),
+			fire: map[string]float64{"flag_wrong": 5},
+		},
+		{
+			rule: "MCPInvalidArgumentSpike",
+			calls: concat(
+				spikeTool("spiky", classify.InvalidArgument, 100, 2, 20, 3),       // 15 % vs 2 %: 7.5 x
+				spikeTool("exact", classify.InvalidArgument, 100, 5, 20, 3),       // 15 % vs 5 %: exactly 3 x
+				spikeTool("steady", classify.InvalidArgument, 100, 2, 40, 2),      // 5 % vs 2 %: 2.5 x
+				spikeTool("low_volume", classify.InvalidArgument, 0, 0, 19, 5),    // 19 calls
+				spikeTool("new_tool", classify.InvalidArgument, 0, 0, 20, 1),      // no baseline, 5 %
+				spikeTool("below_floor", classify.InvalidArgument, 100, 0, 40, 1), // 2.5 %, under 5 %
+			),
+			fire: map[string]float64{"spiky": 7.5, "exact": 3, "new_tool": 1000},
+		},
+		{
+			rule: "MCPHiddenFailures",
+			calls: concat(
+				misflaggedCalls("silent_fail", 10, classify.Internal, hr),
+				misflaggedCalls("silent_few", 9, classify.Internal, hr),
+				misflaggedCalls("false_alarm", 10, classify.OK, hr),            // successes flagged isError: not hidden
+				misflaggedCalls("silent_old", 10, classify.Internal, 3*hr)[:3], // all before the hour
+			),
+			fire: map[string]float64{"silent_fail": 10},
+		},
+		{
+			rule: "MCPUnchangedRecalls",
+			calls: concat(
+				recalled("same_again", 20, 10, 0),    // 50 %
+				recalled("same_below", 20, 9, 11),    // 45 %
+				recalled("changed_again", 20, 0, 20), // corrected every time
+				recalled("same_few", 19, 19, 0),      // 19 failures
+			),
+			fire: map[string]float64{"same_again": 0.5},
+		},
+		{
+			rule: "MCPEmptyResultSpike",
+			calls: concat(
+				spikeTool("empty_spike", classify.EmptyResult, 100, 10, 20, 6),  // 30 % vs 10 %: 3 x
+				spikeTool("empty_steady", classify.EmptyResult, 100, 10, 20, 5), // 25 % vs 10 %
+				spikeTool("empty_new", classify.EmptyResult, 0, 0, 20, 4),       // no baseline, 20 %
+				spikeTool("empty_low", classify.EmptyResult, 0, 0, 20, 3),       // 15 %, under 20 %
+			),
+			fire: map[string]float64{"empty_spike": 3, "empty_new": 1000},
+		},
+	}
+}
+
+// extraCalls complete the panel fixture: a second tenant and server,
+// protocol errors with messages, unknown tool names, arguments with empty
+// results, a tool whose name needs quoting.
+func extraCalls() []fx {
+	return concat(
+		repeat(12, fx{tenant: "globex", server: "crm", tool: "create_ticket", category: classify.InvalidArgument, code: -32602, message: "invalid params: priority must be one of low, normal, high", args: `{"priority":"urgent"}`}, func(i int, f *fx) {
+			f.at = time.Duration(i+1) * 37 * minute
+			f.session = fmt.Sprintf("gx-%d", i)
+		}),
+		repeat(8, fx{tool: "serch_docs", category: classify.UnknownTool, code: -32602, message: "unknown tool: serch_docs"}, func(i int, f *fx) {
+			f.at = time.Duration(i+1) * 43 * minute
+		}),
+		repeat(30, fx{tool: "search_docs", args: `{"department":"finance"}`}, func(i int, f *fx) {
+			f.at = time.Duration(i+1) * 17 * minute
+			if i%3 == 0 {
+				f.args = `{"department":"finace"}`
+				f.category = classify.EmptyResult
+			}
+		}),
+		repeat(6, fx{tool: "o'reilly_lookup", args: `{"isbn":"123"}`}, func(i int, f *fx) {
+			f.at = time.Duration(i+1)*29*minute + 5*minute
+		}),
+		repeat(6, fx{tool: "o'reilly_lookup", category: classify.RateLimited, declared: "yes", message: "rate limited, retry in 2s", duration: 1500}, func(i int, f *fx) {
+			f.at = time.Duration(i+1) * 29 * minute
+		}),
+	)
+}

@@ -1,0 +1,267 @@
+package dashboards_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/dashboards"
+)
+
+// gDashboard is the part of a generated dashboard the SQL tests read, from
+// its JSON, as Grafana would.
+type gDashboard struct {
+	UID        string `json:"uid"`
+	Templating struct {
+		List []gVariable `json:"list"`
+	} `json:"templating"`
+	Panels []gPanel `json:"panels"`
+}
+
+type gVariable struct {
+	Name    string          `json:"name"`
+	Type    string          `json:"type"`
+	Query   json.RawMessage `json:"query"`
+	Multi   bool            `json:"multi"`
+	Current struct {
+		Value json.RawMessage `json:"value"`
+	} `json:"current"`
+}
+
+type gPanel struct {
+	ID          uint32    `json:"id"`
+	Type        string    `json:"type"`
+	Title       string    `json:"title"`
+	Description string    `json:"description"`
+	Interval    string    `json:"interval"`
+	Targets     []gTarget `json:"targets"`
+	Options     struct {
+		ReduceOptions struct {
+			Calcs []string `json:"calcs"`
+		} `json:"reduceOptions"`
+	} `json:"options"`
+}
+
+type gTarget struct {
+	RefID      string `json:"refId"`
+	Datasource struct {
+		Type string `json:"type"`
+		UID  string `json:"uid"`
+	} `json:"datasource"`
+	RawSQL string `json:"rawSql"`
+	Format int    `json:"format"`
+	Expr   string `json:"expr"`
+}
+
+// rawSQL returns a query variable's SQL ("" for other variables).
+func (v gVariable) rawSQL() string {
+	var q struct {
+		RawSQL string `json:"rawSql"`
+	}
+	if v.Type != "query" || json.Unmarshal(v.Query, &q) != nil {
+		return ""
+	}
+	return q.RawSQL
+}
+
+func generatedDashboards(t testing.TB) []gDashboard {
+	t.Helper()
+	ds, err := dashboards.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]gDashboard, len(ds))
+	for i, d := range ds {
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// panelFixture is every scenario's calls plus the extras: enough for every
+// panel and variable query to return rows with every filter at All.
+func panelFixture() []fx {
+	var all []fx
+	for _, s := range scenarios() {
+		all = append(all, s.calls...)
+	}
+	return append(all, extraCalls()...)
+}
+
+// selections are the variable values each panel query runs with: every
+// filter at All, and narrowed to one tenant and server and two tools (one
+// whose name needs quoting). The drilldown's single tool takes one value.
+func selections(d gDashboard) map[string]map[string]selection {
+	out := map[string]map[string]selection{"all": {}, "narrowed": {}}
+	for _, v := range d.Templating.List {
+		switch v.Type {
+		case "query":
+			out["all"][v.Name] = all()
+			narrowed := map[string]selection{
+				"tenant":  values("acme"),
+				"server":  values("kb"),
+				"tool":    values("search_docs", "o'reilly_lookup"),
+				"arg_key": values("department"),
+			}[v.Name]
+			if !v.Multi {
+				narrowed = values("search_docs")
+				out["all"][v.Name] = values("o'reilly_lookup")
+			}
+			out["narrowed"][v.Name] = narrowed
+		case "custom":
+			var cur string
+			_ = json.Unmarshal(v.Current.Value, &cur)
+			out["all"][v.Name], out["narrowed"][v.Name] = values(cur), values(cur)
+		}
+	}
+	return out
+}
+
+// TestSQLOnBothEngines inserts one fixture (every alert scenario plus
+// extras) through the real writer on ClickHouse 18.16 and on 26.x, then
+// runs every panel and variable query (testPanels) and evaluates every
+// alert rule (testAlerts) on it.
+func TestSQLOnBothEngines(t *testing.T) {
+	ds := generatedDashboards(t)
+	rules := provisionedRules(t)
+	fixture := calls(panelFixture())
+	for _, e := range chtest.Engines(t) {
+		e.Insert(t, fixture)
+		t.Run(e.Name+"/panels", func(t *testing.T) { testPanels(t, e, ds) })
+		t.Run(e.Name+"/alerts", func(t *testing.T) { testAlerts(t, e, rules) })
+	}
+}
+
+// testPanels runs every ClickHouse panel target and variable query of every
+// generated dashboard, expanded exactly as the plugin would
+// (expand_test.go). It checks the shape Grafana needs: time-series targets
+// return a DateTime column named time first, sorted ascending, one row per
+// time and label set, with numeric values; tables and stats return their
+// columns; variable queries return one string column. With every filter at
+// All each query must return rows, so a query that silently matches nothing
+// fails. No panel needs the modern engine: buckets are written as
+// toDateTime(intDiv(toUInt32(ts), $__interval_s) * $__interval_s) instead of
+// $__timeInterval, which 18.16 cannot run. Identical expanded queries (a
+// panel reused on several dashboards) run once.
+func testPanels(t *testing.T, e *chtest.Engine, ds []gDashboard) {
+	type result struct {
+		cols []column
+		rows [][]any
+	}
+	cache := map[string]result{}
+	run := func(sql string) ([]column, [][]any) {
+		if r, ok := cache[sql]; ok {
+			return r.cols, r.rows
+		}
+		cols, rows := query(t, e, sql)
+		cache[sql] = result{cols, rows}
+		return cols, rows
+	}
+	r := macroRange{from: now.Add(-24 * time.Hour), to: now, interval: 5 * time.Minute}
+	for _, d := range ds {
+		for _, selName := range []string{"all", "narrowed"} {
+			vars := selections(d)[selName]
+			options := map[string][]string{}
+			for _, v := range d.Templating.List {
+				sql := v.rawSQL()
+				if sql == "" {
+					continue
+				}
+				name := fmt.Sprintf("%s/%s/variable %s", d.UID, selName, v.Name)
+				cols, rows := run(expandPanel(t, sql, vars, options, r))
+				if len(cols) != 1 || !isString(cols[0].Type) {
+					t.Errorf("%s: want one string column, got %v", name, cols)
+				}
+				if selName == "all" && len(rows) == 0 {
+					t.Errorf("%s: no values", name)
+				}
+				for _, row := range rows {
+					options[v.Name] = append(options[v.Name], row[0].(string))
+				}
+			}
+			for _, p := range d.Panels {
+				for _, tg := range p.Targets {
+					if tg.Datasource.Type != dashboards.ClickHousePluginID {
+						continue
+					}
+					name := fmt.Sprintf("%s/%s/panel %d %q", d.UID, selName, p.ID, p.Title)
+					pr := r
+					if p.Interval != "" {
+						// Grafana uses the panel's minimum interval when the
+						// automatic one is shorter.
+						min, err := time.ParseDuration(p.Interval)
+						if err != nil {
+							t.Fatalf("%s: interval %q: %v", name, p.Interval, err)
+						}
+						pr.interval = max(pr.interval, min)
+					}
+					sql := expandPanel(t, tg.RawSQL, vars, options, pr)
+					cols, rows := run(sql)
+					checkShape(t, name, p, tg.Format, cols, rows)
+					if selName == "all" && len(rows) == 0 {
+						t.Errorf("%s: no rows on the fixture\n%s", name, sql)
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkShape checks a result against what the panel needs from it.
+func checkShape(t *testing.T, name string, p gPanel, format int, cols []column, rows [][]any) {
+	t.Helper()
+	numeric := 0
+	for _, c := range cols {
+		if isNumeric(c.Type) {
+			numeric++
+		}
+	}
+	if numeric == 0 {
+		t.Errorf("%s: no numeric column in %v", name, cols)
+	}
+	if p.Type == "stat" && len(rows) > 1 && !slices.Equal(p.Options.ReduceOptions.Calcs, []string{"count"}) {
+		t.Errorf("%s: a stat wants one row, got %d", name, len(rows))
+	}
+	if format != dashboards.FormatTimeSeries {
+		return
+	}
+	if cols[0].Name != "time" || !strings.HasPrefix(cols[0].Type, "DateTime") {
+		t.Fatalf("%s: first column %v, want time DateTime", name, cols[0])
+	}
+	for _, c := range cols[1:] {
+		if !isNumeric(c.Type) && !isString(c.Type) {
+			t.Errorf("%s: column %v is neither a label nor a value", name, c)
+		}
+	}
+	seen := map[string]bool{}
+	var prev time.Time
+	for i, row := range rows {
+		ts, ok := row[0].(time.Time)
+		if !ok {
+			t.Fatalf("%s: row %d: time %v", name, i, row[0])
+		}
+		if ts.Before(prev) {
+			t.Errorf("%s: row %d: time %s before %s; Grafana needs ascending time", name, i, ts, prev)
+		}
+		prev = ts
+		key := ts.String()
+		for j, c := range cols[1:] {
+			if isString(c.Type) {
+				key += "|" + row[j+1].(string)
+			}
+		}
+		if seen[key] {
+			t.Errorf("%s: time and labels %s appear twice; the long-to-wide conversion would fail", name, key)
+		}
+		seen[key] = true
+	}
+}

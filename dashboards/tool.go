@@ -1,0 +1,75 @@
+package dashboards
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/units"
+)
+
+// Panel ids of the tool drilldown.
+const (
+	toolRowFailures    = 200
+	toolByCategory     = 201
+	toolByCode         = 202
+	toolRowRetries     = 210
+	toolRetryOutcomes  = 211
+	toolRecalls        = 212
+	toolRowArguments   = 220
+	toolEmptyByArg     = 221
+	toolFailureMessage = 222
+)
+
+// ToolDrilldown is one tool in depth: its categories and codes over time,
+// how its retries end by category and retryability, how often agents send
+// the same failing request again, which argument values come back empty,
+// and its recent failure messages.
+func ToolDrilldown() *dashboard.DashboardBuilder {
+	return newDashboard(ToolUID, "mcplens / Tool drilldown",
+		"One MCP tool in depth: failures by category and code, retry outcomes with declared vs expected retryability, unchanged re-calls, empty results by argument value and recent failure messages. Reached from the overview's Top failing tools.").
+		WithVariable(datasourceVariable()).
+		WithVariable(filterVariable("tenant", "Tenant", "Tenants to include (All: no filter).")).
+		WithVariable(filterVariable("server", "Server", "MCP servers to include (All: no filter).", "tenant")).
+		WithVariable(singleToolVariable()).
+		WithVariable(argKeyVariable()).
+		WithVariable(customVariable("min_calls", "Min calls",
+			"Smallest number of non-failed calls an argument value needs to be listed under empty results.",
+			"1,5,10,20,50,100", "5")).
+		WithRow(row(toolRowFailures, "Failures")).
+		WithPanel(timeSeriesPanel(toolByCategory, "Calls by category",
+			"This tool's calls per second by category, OK and EMPTY_RESULT included, stacked. The failure categories say what to fix: INVALID_ARGUMENT the schema or description, UNAUTHENTICATED/PERMISSION_DENIED credentials, RATE_LIMITED/UPSTREAM_TIMEOUT/UNAVAILABLE capacity or dependencies.",
+			panelSQL("calls_by_category")).
+			Unit(units.RequestsPerSecond).
+			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
+			FillOpacity(40)).
+		WithPanel(timeSeriesPanel(toolByCode, "Failures by category and code",
+			"Failures per second by category and error code (JSON-RPC code, the server's own code, tool_error for isError results, no_response for calls that got no answer). One code taking over usually has one cause in the server's log.",
+			panelSQL("failures_by_code")).
+			Unit(units.RequestsPerSecond)).
+		WithRow(row(toolRowRetries, "Retries")).
+		WithPanel(tablePanel(toolRetryOutcomes, "Retry outcomes by category and retryability",
+			"Retry chains of this tool by the first call's category, the retryability the server declared and the one the taxonomy expects. Declared 'no' but recovering chains, or declared 'yes' with a low recovered share, mean the server advertises the wrong retry advice: change its error data, or add a classification rule override.",
+			panelSQL("retry_outcomes")).
+			OverrideByName("recovered_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
+			Links(linkList(dashboardLink("Retries & misclassification", RetriesUID)))).
+		WithPanel(tablePanel(toolRecalls, "Unchanged re-calls after failures",
+			"Failed calls of this tool, those followed within 60 s by another call, and those whose next call had identical arguments. An unchanged rate above 50 % means the error text does not tell the model what to change: make the message say which argument is wrong and what is allowed.",
+			panelSQL("recalls")).
+			OverrideByName("unchanged_rate", []dashboard.DynamicConfigValue{
+				override("unit", units.PercentUnit),
+				override("custom.cellOptions", map[string]any{"type": "color-background", "mode": "basic"}),
+			}).
+			Thresholds(thresholds("green", 0.2, "yellow", 0.5, "red"))).
+		WithRow(row(toolRowArguments, "Arguments and messages")).
+		WithPanel(tablePanel(toolEmptyByArg, "Empty results by argument value",
+			"Per argument key=value, the share of this tool's non-failed calls that found nothing (min_calls applies). A value far above its siblings is usually misspelled or renamed: list the allowed values in the tool's schema (enum) or description.",
+			panelSQL("empty_by_argument")).
+			OverrideByName("empty_rate", []dashboard.DynamicConfigValue{
+				override("unit", units.PercentUnit),
+				override("custom.cellOptions", map[string]any{"type": "color-background", "mode": "basic"}),
+			}).
+			Thresholds(thresholds("green", 0.2, "yellow", 0.5, "red"))).
+		WithPanel(tablePanel(toolFailureMessage, "Recent failure messages",
+			"The latest distinct failure messages of this tool with their count and sessions. Read them as the model does: if a message does not say what to change, the model repeats the call (see Unchanged re-calls).",
+			panelSQL("failure_messages")).
+			OverrideByName("failure_message", []dashboard.DynamicConfigValue{override("custom.width", 600)}))
+}

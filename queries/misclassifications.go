@@ -1,0 +1,98 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+var misclassificationsSQL = mustSQL("misclassifications.sql")
+
+// The kinds of Misclassification (docs/analytics.md, "Misclassified
+// retryables").
+const (
+	// KindRetryableNeverRecovers marks chains declared or expected retryable
+	// that were retried, fewer than 10 % of them recovering.
+	KindRetryableNeverRecovers = "retryable_never_recovers"
+	// KindNonRetryableRecovers marks chains declared or expected not
+	// retryable that were retried with the same arguments, at least 50 % of
+	// them recovering: the failure should have been retryable.
+	KindNonRetryableRecovers = "non_retryable_recovers"
+	// KindRetriedNonRetryable marks chains expected not retryable that were
+	// retried with the same arguments anyway: wasted retries.
+	KindRetriedNonRetryable = "retried_non_retryable"
+	// KindMisflagged marks calls whose isError contradicts their category.
+	KindMisflagged = "misflagged"
+)
+
+// DefaultMinChains is the smallest population a Misclassification is
+// reported for, unless a request asks for another.
+const DefaultMinChains = 5
+
+// Misclassification is one (tool, category) whose retry behaviour or isError
+// flags contradict its classification.
+type Misclassification struct {
+	Kind     string `ch:"kind" json:"kind"`
+	Tool     string `ch:"tool" json:"tool"`
+	Category string `ch:"category" json:"category"`
+	// Chains is the population of retry chains the row is about; 0 for
+	// misflagged rows, which are about calls.
+	Chains uint64 `ch:"chains" json:"chains"`
+	// Calls is the number of calls in those chains (first calls and
+	// retries), or for misflagged rows the misflagged calls.
+	Calls    uint64 `ch:"calls" json:"calls"`
+	Evidence string `ch:"-" json:"evidence"`
+	// Recovered counts the chains of the population that ended with a
+	// success; 0 for misflagged rows.
+	Recovered uint64 `ch:"recovered" json:"-"`
+	// Total is the denominator of the evidence: Chains, or for misflagged
+	// rows every call of the tool and category in the range.
+	Total uint64 `ch:"total" json:"-"`
+}
+
+// Misclassifications returns, per kind, tool and category, the
+// classifications contradicted by the retry chains started in [f.From,
+// f.To) (window is the retry window) and by the misflagged calls in the
+// range, when the population holds at least minChains chains (misflagged:
+// calls). Rows are ordered by kind, tool and category.
+func Misclassifications(ctx context.Context, db DB, f Filter, window time.Duration, minChains int64) ([]Misclassification, error) {
+	args, err := chainArgs(f, window, 1, ChainHorizon)
+	if err != nil {
+		return nil, fmt.Errorf("misclassifications: %w", err)
+	}
+	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)))
+	var rows []Misclassification
+	if err := db.Select(ctx, &rows, misclassificationsSQL, args...); err != nil {
+		return nil, fmt.Errorf("misclassifications: %w", err)
+	}
+	for i := range rows {
+		rows[i].Evidence = rows[i].evidence()
+	}
+	return rows, nil
+}
+
+// evidence states the counts behind a row in one short sentence.
+func (m Misclassification) evidence() string {
+	switch m.Kind {
+	case KindRetryableNeverRecovers:
+		return fmt.Sprintf("%d of %d retried chains recovered (%d%%)", m.Recovered, m.Chains, percent(m.Recovered, m.Chains))
+	case KindNonRetryableRecovers:
+		return fmt.Sprintf("%d of %d same-argument retried chains recovered (%d%%)", m.Recovered, m.Chains, percent(m.Recovered, m.Chains))
+	case KindRetriedNonRetryable:
+		retries := m.Calls - m.Chains
+		return fmt.Sprintf("%d %s retried with unchanged arguments (%d %s), %d recovered",
+			m.Chains, plural(m.Chains, "chain", "chains"), retries, plural(retries, "retry", "retries"), m.Recovered)
+	case KindMisflagged:
+		return fmt.Sprintf("%d of %d calls have an isError flag that contradicts the category (%d%%)", m.Calls, m.Total, percent(m.Calls, m.Total))
+	}
+	return ""
+}
+
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

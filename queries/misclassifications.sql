@@ -1,0 +1,107 @@
+-- Misclassified retryables (docs/analytics.md, "Misclassified retryables"):
+-- per tool and category, the classifications that the retry chains started
+-- in [from, to) contradict, and the calls flagged misflagged. The innermost
+-- query cuts chains exactly as retry_outcomes.sql does (see its comments).
+-- Per (tool, category of the first call) it counts three populations of
+-- chains: retryable (declared or expected) and retried; not retryable
+-- (declared or expected) and retried with the same arguments; expected not
+-- retryable and retried with the same arguments. ARRAY JOIN unfolds them into
+-- one candidate row per kind, kept when the population has at least
+-- min_chains chains and passes the kind's test, in integers (10 * recovered <
+-- chains is a share below 10 %; 2 * recovered >= chains is at least 50 %).
+-- The misflagged rows count calls in [from, to), continuations included, per
+-- the call's own tool and category, and need min_chains misflagged calls.
+-- Reads calls FINAL; relies on the daily partitions for the time filter and
+-- on the (tenant, server, tool) prefix of the sort key for the filters.
+SELECT kind, tool, category, chains, calls, recovered, total
+FROM (
+  SELECT
+    k.1 AS kind,
+    CAST(tool_ AS String) AS tool,
+    CAST(cat_ AS String) AS category,
+    k.2 AS chains,
+    k.3 AS calls,
+    k.4 AS recovered,
+    k.2 AS total
+  FROM (
+    SELECT
+      tool_,
+      ch.1 AS cat_,
+      -- ch: (category, declared, expected, outcome (0 no_retry, 1 retry_then_fail,
+      -- 2 retry_then_success), calls, args changed, first ts_ms). The conditions
+      -- use bitAnd/bitOr, not AND/OR: modern servers evaluate AND/OR lazily,
+      -- which made these aggregates three times slower on 26.7.
+      toUInt64(countIf(bitAnd(bitOr(ch.2 = 1, ch.3 = 1), ch.4 != 0))) AS rr_chains,
+      toUInt64(sumIf(ch.5, bitAnd(bitOr(ch.2 = 1, ch.3 = 1), ch.4 != 0))) AS rr_calls,
+      toUInt64(countIf(bitAnd(bitOr(ch.2 = 1, ch.3 = 1), ch.4 = 2))) AS rr_ok,
+      toUInt64(countIf(bitAnd(bitOr(ch.2 = 0, ch.3 = 0), bitAnd(ch.4 != 0, ch.6 = 0)))) AS nr_chains,
+      toUInt64(sumIf(ch.5, bitAnd(bitOr(ch.2 = 0, ch.3 = 0), bitAnd(ch.4 != 0, ch.6 = 0)))) AS nr_calls,
+      toUInt64(countIf(bitAnd(bitOr(ch.2 = 0, ch.3 = 0), bitAnd(ch.4 = 2, ch.6 = 0)))) AS nr_ok,
+      toUInt64(countIf(bitAnd(ch.3 = 0, bitAnd(ch.4 != 0, ch.6 = 0)))) AS wr_chains,
+      toUInt64(sumIf(ch.5, bitAnd(ch.3 = 0, bitAnd(ch.4 != 0, ch.6 = 0)))) AS wr_calls,
+      toUInt64(countIf(bitAnd(ch.3 = 0, bitAnd(ch.4 = 2, ch.6 = 0)))) AS wr_ok
+    FROM (
+      SELECT
+        tool AS tool_,
+        arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, category, declared_retryable, expected_retryable))) AS c0,
+        arrayMap(x -> x.1, c0) AS t0,
+        arrayMap(x -> x.3, c0) AS id0,
+        arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+          arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
+        arrayFilter((x, k) -> k = 1, c0, keep) AS c,
+        arrayFilter((x, k) -> k = 1, t0, keep) AS t,
+        arrayMap(x -> x.5, c) AS f,
+        arrayMap(x -> x.6, c) AS h,
+        arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
+          arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r,
+        arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+        arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+        arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc,
+        arrayFilter((i, s) -> s = 1, arrayEnumerate(c), st) AS s_at,
+        arrayFilter((i, e) -> e = 1, arrayEnumerate(c), en) AS e_at,
+        arrayFilter(
+          x -> x.7 >= @from_ms AND x.7 < @to_ms,
+          arrayMap(
+            (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
+            arrayFilter((x, s) -> s = 1, c, st), s_at, e_at,
+            arrayFilter((x, e) -> e = 1, f, en),
+            arrayFilter((x, s) -> s = 1, dc, st),
+            arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
+      FROM calls FINAL
+      WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+        AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+        AND continuation = 0
+        AND (@tenant = '' OR tenant = @tenant)
+        AND (@server = '' OR server = @server)
+        AND (@tool = '' OR tool = @tool)
+      GROUP BY tenant, server, session_key, tool
+      HAVING max(is_failure) = 1
+    )
+    ARRAY JOIN chains_ AS ch
+    GROUP BY tool_, cat_
+  )
+  ARRAY JOIN [
+    ('retryable_never_recovers', rr_chains, rr_calls, rr_ok, toUInt8(rr_chains >= @min_chains AND 10 * rr_ok < rr_chains)),
+    ('non_retryable_recovers', nr_chains, nr_calls, nr_ok, toUInt8(nr_chains >= @min_chains AND 2 * nr_ok >= nr_chains)),
+    ('retried_non_retryable', wr_chains, wr_calls, wr_ok, toUInt8(wr_chains >= @min_chains))
+  ] AS k
+  WHERE k.5 = 1
+  UNION ALL
+  SELECT
+    'misflagged' AS kind,
+    CAST(tool AS String) AS tool_m,
+    CAST(category AS String) AS category_m,
+    toUInt64(0) AS chains,
+    toUInt64(sum(misflagged)) AS calls_m,
+    toUInt64(0) AS recovered,
+    toUInt64(count()) AS total
+  FROM calls FINAL
+  WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+    AND ts_ms >= @from_ms AND ts_ms < @to_ms
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+  GROUP BY tool, category
+  HAVING sum(misflagged) >= @min_chains
+)
+ORDER BY kind, tool, category

@@ -1,0 +1,44 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+var recallsSQL = mustSQL("recalls.sql")
+
+// Recall counts the failed calls of one tool and category, and the unchanged
+// re-calls among them (docs/analytics.md, "Unchanged re-calls").
+type Recall struct {
+	Tool     string `ch:"tool" json:"tool"`
+	Category string `ch:"category" json:"category"`
+	Failures uint64 `ch:"failures" json:"failures"`
+	// WithNextCall counts the failures whose next call of the same tool in
+	// the same session key came within the retry window.
+	WithNextCall uint64 `ch:"with_next_call" json:"with_next_call"`
+	// Unchanged counts the failures whose next call (within the window) had
+	// the same args_hash.
+	Unchanged uint64 `ch:"unchanged" json:"unchanged"`
+	// Rate is Unchanged / Failures.
+	Rate float64 `ch:"-" json:"rate"`
+}
+
+// Recalls returns, per tool and category, the failed calls in [f.From,
+// f.To) and how many of them were followed, within window, by a call of the
+// same tool in the same session key with identical arguments. Rows are
+// ordered by tool and category.
+func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Recall, error) {
+	args, err := chainArgs(f, window, 0, 1)
+	if err != nil {
+		return nil, fmt.Errorf("recalls: %w", err)
+	}
+	var rows []Recall
+	if err := db.Select(ctx, &rows, recallsSQL, args...); err != nil {
+		return nil, fmt.Errorf("recalls: %w", err)
+	}
+	for i := range rows {
+		rows[i].Rate = ratio(float64(rows[i].Unchanged), float64(rows[i].Failures))
+	}
+	return rows, nil
+}

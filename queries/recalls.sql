@@ -1,0 +1,47 @@
+-- Unchanged re-calls (docs/analytics.md, "Unchanged re-calls"): per tool and
+-- category, the failed calls in [from, to), those whose next call of the same
+-- tool in the same session key came at most window_ms later, and those whose
+-- next call also had the identical args_hash: the agent sent the same request
+-- again. Sequences are built as in retry_outcomes.sql: calls of one (tenant,
+-- server, session_key, tool), continuations left out, ordered by (ts_ms,
+-- request_id, call_id), duplicate copies dropped. Reads calls FINAL in
+-- [from, to + window), so that a failure near the end of the range still has
+-- its next call. Relies on the daily partitions for the time filter and on
+-- the (tenant, server, tool) prefix of the sort key for the filters.
+SELECT
+  tool_ AS tool,
+  fc.1 AS category,
+  toUInt64(count()) AS failures,
+  toUInt64(sum(fc.2)) AS with_next_call,
+  toUInt64(sum(fc.3)) AS unchanged
+FROM (
+  SELECT
+    tool AS tool_,
+    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, category))) AS c0,
+    arrayMap(x -> x.1, c0) AS t0,
+    arrayMap(x -> x.3, c0) AS id0,
+    arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+      arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
+    arrayFilter((x, k) -> k = 1, c0, keep) AS c,
+    arrayFilter((x, k) -> k = 1, t0, keep) AS t,
+    arrayMap(x -> x.6, c) AS h,
+    -- nx: the next call came within the window (the last call has none: its
+    -- shifted successor is the largest Int64); same: it also had the same args_hash.
+    arrayMap((ti, tn) -> toUInt8(tn - ti <= @window_ms), t, arrayPushBack(arrayPopFront(t), toInt64(9223372036854775807))) AS nx,
+    arrayMap((n, hc, hn) -> toUInt8(n = 1 AND hc = hn), nx, h, arrayPushBack(arrayPopFront(h), toUInt64(0))) AS same,
+    arrayFilter(
+      x -> x.4 = 1 AND x.5 >= @from_ms AND x.5 < @to_ms,
+      arrayMap((x, n, s) -> (x.7, n, s, x.5, x.1), c, nx, same)) AS fails
+  FROM calls FINAL
+  WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+    AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+    AND continuation = 0
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+  GROUP BY tenant, server, session_key, tool
+  HAVING max(is_failure) = 1
+)
+ARRAY JOIN fails AS fc
+GROUP BY tool, category
+ORDER BY tool, category

@@ -1,0 +1,105 @@
+package queries_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/traffic"
+)
+
+// sampleCalls decodes and classifies generated traffic, as ingest does.
+func sampleCalls(t testing.TB, sessions int) []pipeline.Call {
+	t.Helper()
+	p := &pipeline.Processor{Classifier: classify.Default()}
+	var calls []pipeline.Call
+	err := traffic.Generate(traffic.Config{Seed: 7, Sessions: sessions}, func(line []byte) error {
+		c, err := p.Line(line)
+		if err != nil {
+			return err
+		}
+		calls = append(calls, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return calls
+}
+
+// allAnswers runs every analytic over f.
+func allAnswers(t *testing.T, db queries.DB, f queries.Filter) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]any{}
+	check := func(name string, v any, err error) {
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = v
+	}
+	v1, err := queries.FailureRatesFrom(ctx, db, f, time.Hour, false)
+	check("failure-rates", v1, err)
+	v2, err := queries.FailureRatesFrom(ctx, db, f, time.Hour, true)
+	check("failure-rates-rollup", v2, err)
+	v3, err := queries.EmptyResults(ctx, db, f, queries.EmptyResultsOptions{Limit: 1000})
+	check("empty-results", v3, err)
+	v4, err := queries.InvalidArgumentSpikes(ctx, db, f, queries.SpikeOptions{MinCalls: 2})
+	check("spikes", v4, err)
+	v5, err := queries.OverviewTotals(ctx, db, f)
+	check("overview", v5, err)
+	v6, err := queries.TopFailingTools(ctx, db, f, 100)
+	check("top-failing-tools", v6, err)
+	v7, err := queries.RetryOutcomes(ctx, db, f, time.Minute)
+	check("retry-outcomes", v7, err)
+	v8, err := queries.Recalls(ctx, db, f, time.Minute)
+	check("recalls", v8, err)
+	v9, err := queries.Misclassifications(ctx, db, f, time.Minute, 1)
+	check("misclassifications", v9, err)
+	return out
+}
+
+// TestEveryAnalyticCountsAReplayedCallOnce ingests realistic traffic, then
+// ingests all of it again (a client resending after a timeout, a replayed
+// file): every analytic must give the same answer, before and after merges.
+func TestEveryAnalyticCountsAReplayedCallOnce(t *testing.T) {
+	calls := sampleCalls(t, 150)
+	f := queries.Filter{From: traffic.DefaultStart, To: traffic.DefaultStart.Add(5 * time.Hour)}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			once := allAnswers(t, e.DB, f)
+			if o := once["overview"].(queries.Totals); o.Calls != uint64(len(calls)) || o.Failures == 0 {
+				t.Fatalf("overview after one ingest: %+v for %d calls", o, len(calls))
+			}
+			if len(once["retry-outcomes"].([]queries.RetryOutcome)) == 0 {
+				t.Fatal("the sample has no retry chains; the test would prove nothing")
+			}
+			replay := append([]pipeline.Call(nil), calls...)
+			for i := range replay {
+				replay[i].IngestedMs++
+			}
+			e.Insert(t, replay)
+			twice := allAnswers(t, e.DB, f)
+			for name := range once {
+				if !reflect.DeepEqual(once[name], twice[name]) {
+					t.Errorf("%s changed after a replay:\n once %+v\ntwice %+v", name, once[name], twice[name])
+				}
+			}
+			if err := e.DB.Exec(context.Background(), "OPTIMIZE TABLE calls FINAL"); err != nil {
+				t.Fatal(err)
+			}
+			merged := allAnswers(t, e.DB, f)
+			for name := range once {
+				if !reflect.DeepEqual(once[name], merged[name]) {
+					t.Errorf("%s changed after the merge:\n once %+v\nmerged %+v", name, once[name], merged[name])
+				}
+			}
+		})
+	}
+}

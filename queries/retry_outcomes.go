@@ -1,0 +1,51 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+var retryOutcomesSQL = mustSQL("retry_outcomes.sql")
+
+// RetryOutcome counts the retry chains of one tool whose first call had one
+// category and retryability (docs/analytics.md, "Retry chains").
+type RetryOutcome struct {
+	Tool              string `ch:"tool" json:"tool"`
+	Category          string `ch:"category" json:"category"`
+	DeclaredRetryable int8   `ch:"declared_retryable" json:"declared_retryable"`
+	ExpectedRetryable int8   `ch:"expected_retryable" json:"expected_retryable"`
+	Chains            uint64 `ch:"chains" json:"chains"`
+	RetryThenSuccess  uint64 `ch:"retry_then_success" json:"retry_then_success"`
+	RetryThenFail     uint64 `ch:"retry_then_fail" json:"retry_then_fail"`
+	NoRetry           uint64 `ch:"no_retry" json:"no_retry"`
+	// SuccessShare is RetryThenSuccess / (RetryThenSuccess + RetryThenFail),
+	// 0 when no chain was retried.
+	SuccessShare float64 `ch:"-" json:"success_share"`
+	// AvgAttempts is Attempts / Chains: calls per chain, first call included.
+	AvgAttempts       float64 `ch:"-" json:"avg_attempts"`
+	ArgsChangedChains uint64  `ch:"args_changed_chains" json:"args_changed_chains"`
+	// Attempts is the number of calls in the chains (first calls and retries).
+	Attempts uint64 `ch:"attempts" json:"-"`
+}
+
+// RetryOutcomes returns, per tool, category, declared and expected
+// retryability of the first call, the retry chains that started in
+// [f.From, f.To) and how they ended, with window as the retry window. Rows
+// are ordered by tool, category, declared and expected retryability.
+func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) ([]RetryOutcome, error) {
+	args, err := chainArgs(f, window, 1, ChainHorizon)
+	if err != nil {
+		return nil, fmt.Errorf("retry outcomes: %w", err)
+	}
+	var rows []RetryOutcome
+	if err := db.Select(ctx, &rows, retryOutcomesSQL, args...); err != nil {
+		return nil, fmt.Errorf("retry outcomes: %w", err)
+	}
+	for i := range rows {
+		r := &rows[i]
+		r.SuccessShare = ratio(float64(r.RetryThenSuccess), float64(r.RetryThenSuccess+r.RetryThenFail))
+		r.AvgAttempts = ratio(float64(r.Attempts), float64(r.Chains))
+	}
+	return rows, nil
+}
