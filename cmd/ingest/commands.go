@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
 
 	"github.com/mcplens/mcplens/chconn"
 	"github.com/mcplens/mcplens/pipeline"
@@ -56,6 +58,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	batcher := pipeline.NewBatcher(pipeline.NewWriter(conn, m), cfg.batch, m, log)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/calls", pipeline.NewIngest(proc, batcher, m, cfg.http, log))
+	otlp := pipeline.NewOTLP(proc, batcher, m, cfg.http, cfg.otlp, log)
+	mux.Handle("/v1/traces", otlp)
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
@@ -67,21 +71,33 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	})
 	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
+	var grpcLis net.Listener
+	if cfg.grpcListen != "" {
+		if grpcLis, err = net.Listen("tcp", cfg.grpcListen); err != nil {
+			return fmt.Errorf("grpc listen %s: %w", cfg.grpcListen, err)
+		}
+	}
+
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); batcher.Run(runCtx) }()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("ingest listening", "addr", listen, "clickhouse", cfg.ch.String(),
+	go func() { defer wg.Done(); otlp.Run(runCtx) }()
+	errc := make(chan error, 2)
+	go func() { errc <- fmt.Errorf("listen %s: %w", listen, srv.ListenAndServe()) }()
+	var gsrv *grpc.Server
+	if grpcLis != nil {
+		gsrv = pipeline.NewOTLPGRPCServer(otlp)
+		go func() { errc <- fmt.Errorf("grpc serve %s: %w", cfg.grpcListen, gsrv.Serve(grpcLis)) }()
+	}
+	log.Info("ingest listening", "addr", listen, "grpc_addr", cfg.grpcListen, "clickhouse", cfg.ch.String(),
 		"batch_size", cfg.batch.BatchSize, "queue_capacity", cfg.batch.QueueCapacity, "rules", cfg.rulesFile,
 		"taxonomy", proc.Classifier.Version())
 
 	var serveErr error
 	select {
-	case err := <-errc:
-		serveErr = fmt.Errorf("listen %s: %w", listen, err)
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
 	start := time.Now()
@@ -89,11 +105,30 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	defer cancel()
 	err = srv.Shutdown(stopCtx) // 1. stop taking requests
 	log.Info("http stopped", "took", time.Since(start).String())
+	if gsrv != nil {
+		stopGRPC(stopCtx, gsrv)
+		log.Info("grpc stopped", "took", time.Since(start).String())
+	}
+	err = errors.Join(err, otlp.Flush(stopCtx)) // spans still waiting for their other side
+	log.Info("otlp pairs flushed", "took", time.Since(start).String(), "left", otlp.Held())
 	cancelRun()
 	wg.Wait()
 	err = errors.Join(serveErr, err, batcher.Drain(stopCtx)) // 2. flush what is queued
 	log.Info("queue drained", "took", time.Since(start).String(), "left", batcher.Queued())
 	return err // 3. the deferred conn.Close runs last
+}
+
+// stopGRPC waits for in-flight exports until ctx ends, then closes the
+// remaining connections.
+func stopGRPC(ctx context.Context, s *grpc.Server) {
+	done := make(chan struct{})
+	go func() { s.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.Stop()
+		<-done
+	}
 }
 
 // migrate applies the schema and reports what it did.

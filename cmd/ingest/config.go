@@ -15,6 +15,7 @@ import (
 // config is the ingest configuration; flags have environment fallbacks.
 type config struct {
 	listen          string
+	grpcListen      string
 	ch              chconn.Config
 	rulesFile       string
 	defaultTenant   string
@@ -24,6 +25,7 @@ type config struct {
 	maxLineBytes    int
 	batch           pipeline.BatchConfig
 	http            pipeline.HTTPConfig
+	otlp            pipeline.OTLPConfig
 	shutdownTimeout time.Duration
 }
 
@@ -41,6 +43,12 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.batch.QueueCapacity, "queue-capacity", 200000, "calls held in memory while ClickHouse is slow or down; when full, receivers answer 503 with Retry-After")
 	fs.Int64Var(&c.http.MaxBodyBytes, "max-body-bytes", 16<<20, "largest request body as sent")
 	fs.Int64Var(&c.http.MaxDecompressedBytes, "max-decompressed-bytes", 128<<20, "largest request body after gzip decompression (guards against gzip bombs)")
+	fs.StringVar(&c.grpcListen, "grpc-listen", envOr(getenv, "MCPLENS_INGEST_GRPC_LISTEN", "127.0.0.1:4317"), "OTLP/gRPC listen address (env MCPLENS_INGEST_GRPC_LISTEN); empty disables the gRPC receiver")
+	fs.StringVar(&c.otlp.TenantAttribute, "otlp-tenant-attribute", envOr(getenv, "MCPLENS_OTLP_TENANT_ATTRIBUTE", "mcplens.tenant"), "resource attribute that names the tenant of OTLP spans; spans without it get -default-tenant")
+	fs.IntVar(&c.otlp.MaxSpans, "otlp-max-spans", 10000, "spans read per OTLP export request; the rest are rejected in the partial-success response")
+	fs.IntVar(&c.otlp.MaxAttributeBytes, "otlp-max-attribute-bytes", 64<<10, "longest OTLP string attribute read (arguments, results); longer ones are ignored and counted")
+	fs.DurationVar(&c.otlp.PairWindow, "otlp-pair-window", 10*time.Second, "how long a client or server span waits for the other side of its call before it is stored alone; longer pairs more calls at the cost of freshness (docs/otel.md)")
+	fs.IntVar(&c.otlp.PairCapacity, "otlp-pair-capacity", 100000, "spans held for pairing, and stored spans remembered for a late other side, at most each; bounds memory")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, how long to finish requests and flush queued calls")
 }
 

@@ -1,0 +1,405 @@
+package pipeline
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// One call can arrive as several spans (docs/otel.md, "One call, two
+// spans"):
+//
+//   - an inner span of the same side: mcp-go's tool.{name} under
+//     mcp.tools/call, or an MCP client span under a GenAI execute_tool span.
+//     It is folded into the outer span.
+//   - a client span and the server span whose parent it is: the server
+//     extracts the client's context from params._meta. The two merge into
+//     one row with side "both": the server's view of the outcome and the
+//     client's start time, duration and local failure (a timeout).
+//
+// pairInRequest does both within one export request. The pairer does the
+// second across requests.
+
+// linkKey is a trace id and the span id of a client-side span.
+type linkKey [24]byte
+
+func makeLinkKey(t pcommon.TraceID, s pcommon.SpanID) (k linkKey) {
+	copy(k[:16], t[:])
+	copy(k[16:], s[:])
+	return k
+}
+
+// pairKeys returns the keys under which f can meet the rest of its call:
+// for a client-side call its client span ids (a server span's parent) and
+// its parent span id (an outer span of the same call, such as a GenAI
+// execute_tool span); for a server-side call its parent span id; none
+// otherwise.
+func (f *spanFacts) pairKeys() []linkKey {
+	switch f.side {
+	case sideClient:
+		keys := make([]linkKey, 0, len(f.links)+1)
+		for _, id := range f.links {
+			keys = append(keys, makeLinkKey(f.trace, id))
+		}
+		if !f.parent.IsEmpty() {
+			keys = append(keys, makeLinkKey(f.trace, f.parent))
+		}
+		return keys
+	case sideServer:
+		if !f.parent.IsEmpty() && !f.trace.IsEmpty() {
+			return []linkKey{makeLinkKey(f.trace, f.parent)}
+		}
+	}
+	return nil
+}
+
+// pairInRequest folds inner spans into their outer span and merges client
+// and server spans of the same call, following parent span ids within
+// facts. It returns the calls left, in span order.
+func pairInRequest(facts []spanFacts) []spanFacts {
+	if len(facts) < 2 {
+		return facts
+	}
+	idx := make(map[linkKey]int, len(facts))
+	for i := range facts {
+		idx[makeLinkKey(facts[i].trace, facts[i].span)] = i
+	}
+	into := make([]int, len(facts)) // where a merged call went; -1 while alive
+	for i := range into {
+		into[i] = -1
+	}
+	find := func(j int) int {
+		for into[j] >= 0 {
+			j = into[j]
+		}
+		return j
+	}
+	for i := range facts {
+		f := &facts[i]
+		if f.parent.IsEmpty() {
+			continue
+		}
+		j, ok := idx[makeLinkKey(f.trace, f.parent)]
+		if !ok {
+			continue
+		}
+		j = find(j)
+		if j == i {
+			continue
+		}
+		p := &facts[j]
+		switch {
+		case f.side == sideServer && (p.side == sideClient):
+			*p = mergePair(*p, *f)
+		case sameSide(p.side, f.side) && p.tool == f.tool:
+			*p = fold(*p, *f)
+		default:
+			// A server's handler calling another tool, or unrelated spans:
+			// separate calls.
+			continue
+		}
+		into[i] = j
+	}
+	out := facts[:0]
+	for i := range facts {
+		if into[i] < 0 {
+			out = append(out, facts[i])
+		}
+	}
+	return out
+}
+
+// sameSide reports whether an inner span of side inner can be part of the
+// same call as its outer span of side outer.
+func sameSide(outer, inner string) bool {
+	switch outer {
+	case sideServer:
+		return inner == sideServer || inner == ""
+	case sideClient, "":
+		return inner == sideClient || inner == "" || inner == sideBoth
+	}
+	return false
+}
+
+// mergePair merges the client and server spans of one call: identity and
+// outcome from the server, time and duration from the client, and the
+// client's view when it got no answer.
+func mergePair(c, s spanFacts) spanFacts {
+	m := s
+	m.side = sideBoth
+	m.index = min(c.index, s.index)
+	m.span, m.parent = c.span, c.parent
+	m.links = append(append([]pcommon.SpanID(nil), c.links...), s.links...)
+	m.timeMs = c.timeMs
+	if c.durMs >= 0 {
+		m.durMs = c.durMs
+	}
+	if !s.tenantSet && c.tenantSet {
+		m.tenant, m.tenantSet = c.tenant, true
+	}
+	if !s.serverSet {
+		m.server = c.server
+	}
+	m.tool = firstOf(s.tool, c.tool)
+	m.session = firstOf(s.session, c.session)
+	m.conv = firstOf(s.conv, c.conv)
+	m.proto = firstOf(s.proto, c.proto)
+	m.reqID = firstOf(s.reqID, c.reqID)
+	m.client = firstOf(c.client, s.client)
+	if s.argsKind == argsUnknown || s.argsKind == argsHashed && c.argsKind == argsJSON {
+		m.args, m.argsKind = c.args, c.argsKind
+	}
+	if c.noResp || s.info == 0 && c.info > 0 {
+		m.takeOutcome(&c)
+	}
+	return m
+}
+
+// fold merges an inner span into the outer span of the same call and side.
+func fold(o, n spanFacts) spanFacts {
+	m := o
+	m.folded = true
+	if o.side == "" || n.side == sideBoth {
+		m.side = n.side
+	}
+	m.links = append(append([]pcommon.SpanID(nil), o.links...), n.links...)
+	if m.durMs < 0 {
+		m.durMs = n.durMs
+	}
+	if !o.tenantSet && n.tenantSet {
+		m.tenant, m.tenantSet = n.tenant, true
+	}
+	if !o.serverSet && n.serverSet || o.server == defaultServer {
+		m.server, m.serverSet = n.server, n.serverSet
+	}
+	m.session = firstOf(o.session, n.session)
+	m.conv = firstOf(o.conv, n.conv)
+	m.proto = firstOf(o.proto, n.proto)
+	m.reqID = firstOf(o.reqID, n.reqID)
+	m.client = firstOf(o.client, n.client)
+	if o.argsKind == argsUnknown || o.argsKind == argsHashed && n.argsKind == argsJSON {
+		m.args, m.argsKind = n.args, n.argsKind
+	}
+	if n.info > o.info || n.info == o.info && n.side == sideBoth {
+		m.takeOutcome(&n)
+	}
+	return m
+}
+
+// nests reports whether client-side calls a and b are an outer span and
+// an inner span of the same call, and returns them in that order.
+func nests(a, b *spanFacts) (outer, inner *spanFacts, ok bool) {
+	if a.tool != b.tool || a.trace != b.trace || (a.side != sideClient && a.side != sideBoth) || (b.side != sideClient && b.side != sideBoth) {
+		return nil, nil, false
+	}
+	switch {
+	case !b.parent.IsEmpty() && slices.Contains(a.links, b.parent):
+		return a, b, true
+	case !a.parent.IsEmpty() && slices.Contains(b.links, a.parent):
+		return b, a, true
+	}
+	return nil, nil, false
+}
+
+func (m *spanFacts) takeOutcome(src *spanFacts) {
+	m.info, m.noResp, m.localErr = src.info, src.noResp, src.localErr
+	m.rpcErr, m.rpcCode, m.rpcMsg = src.rpcErr, src.rpcCode, src.rpcMsg
+	m.result, m.isError, m.texts, m.blocks = src.result, src.isError, src.texts, src.blocks
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// identity is what a stored row is found by: its sort key in the calls
+// table, plus its version.
+type identity struct {
+	timeMs     int64
+	tenant     string
+	server     string
+	tool       string
+	sessionKey string
+	callID     uint64
+	ingestedMs int64
+}
+
+func identityOf(c *Call) identity {
+	return identity{timeMs: c.TimeMs, tenant: c.Tenant, server: c.Server, tool: c.Tool,
+		sessionKey: c.SessionKey, callID: c.CallID, ingestedMs: c.IngestedMs}
+}
+
+// Pair entry states.
+const (
+	entryNew  uint8 = iota // built, not yet held or kept
+	entryHeld              // waiting for the other side; not yet a row
+	entryKept              // emitted; identity remembered for a late other side
+	entryGone
+)
+
+type pairEntry struct {
+	f      spanFacts
+	keys   []linkKey
+	due    time.Time // held: when it is emitted alone; kept: when it is forgotten
+	state  uint8
+	merged bool // both sides are in the row
+	id     identity
+}
+
+// pairer holds linkable spans across export requests. A held span waits
+// up to the pair window for its other side; an emitted one is remembered
+// for pairMemory so that a late other side replaces its row (same sort
+// key, later version) instead of adding one. Both queues are FIFO in due
+// order because the window and the memory are fixed. The receiver's
+// methods lock mu around every use.
+type pairer struct {
+	mu       sync.Mutex
+	window   time.Duration
+	capacity int
+	idx      map[linkKey]*pairEntry
+	held     []*pairEntry
+	kept     []*pairEntry
+	nHeld    int
+	nKept    int
+}
+
+func newPairer(window time.Duration, capacity int) *pairer {
+	return &pairer{window: window, capacity: capacity, idx: map[linkKey]*pairEntry{}}
+}
+
+// Relations between a call in the pairer and a new span's call.
+const (
+	relNone uint8 = iota
+	relSame       // the same span again (an exporter retry), or a side the row has
+	relFold       // an outer and an inner span of one call
+	relPair       // the client and the server span of one call
+)
+
+// relate says how f relates to the call held or kept in e.
+func relate(e *pairEntry, f *spanFacts) uint8 {
+	g := &e.f
+	switch {
+	case g.trace != f.trace:
+		return relNone
+	case g.span == f.span || slices.Contains(g.links, f.span):
+		return relSame
+	}
+	if _, _, ok := nests(g, f); ok {
+		return relFold
+	}
+	if f.side == sideServer && g.side != sideServer && slices.Contains(g.links, f.parent) ||
+		g.side == sideServer && f.side != sideServer && slices.Contains(f.links, g.parent) {
+		if e.merged {
+			return relSame
+		}
+		return relPair
+	}
+	return relNone
+}
+
+// find returns the first live entry under keys that f relates to.
+func (p *pairer) find(keys []linkKey, f *spanFacts) (*pairEntry, uint8) {
+	for _, k := range keys {
+		if e := p.idx[k]; e != nil && e.state != entryGone {
+			if r := relate(e, f); r != relNone {
+				return e, r
+			}
+		}
+	}
+	return nil, relNone
+}
+
+func (p *pairer) register(e *pairEntry, keys []linkKey) {
+	for _, k := range keys {
+		p.idx[k] = e
+	}
+	e.keys = append(e.keys, keys...)
+}
+
+func (p *pairer) hold(f spanFacts, keys []linkKey, now time.Time) {
+	e := &pairEntry{f: f, due: now.Add(p.window), state: entryHeld}
+	p.register(e, keys)
+	p.held = append(p.held, e)
+	p.nHeld++
+}
+
+// keep remembers an emitted row. It forgets the oldest rows past capacity.
+func (p *pairer) keep(e *pairEntry, id identity, now time.Time) {
+	if e.state == entryHeld {
+		p.nHeld--
+	}
+	e.state, e.id, e.due = entryKept, id, now.Add(pairMemory)
+	p.kept = append(p.kept, e)
+	p.nKept++
+	for p.nKept > p.capacity && len(p.kept) > 0 {
+		p.forget(p.kept[0])
+		p.kept = p.kept[1:]
+	}
+}
+
+func (p *pairer) forget(e *pairEntry) {
+	if e.state == entryGone {
+		return
+	}
+	switch e.state {
+	case entryHeld:
+		p.nHeld--
+	case entryKept:
+		p.nKept--
+	}
+	e.state = entryGone
+	for _, k := range e.keys {
+		if p.idx[k] == e {
+			delete(p.idx, k)
+		}
+	}
+}
+
+// expired returns the held entries due by now, oldest first, without
+// removing them.
+func (p *pairer) expired(now time.Time, all bool) []*pairEntry {
+	var out []*pairEntry
+	for _, e := range p.held {
+		if e.state != entryHeld {
+			continue
+		}
+		if !all && e.due.After(now) {
+			break
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// compact drops stale heads of both queues and forgets kept rows past
+// their memory.
+func (p *pairer) compact(now time.Time) {
+	for len(p.held) > 0 && p.held[0].state != entryHeld {
+		p.held = p.held[1:]
+	}
+	for len(p.kept) > 0 {
+		e := p.kept[0]
+		if e.state == entryKept && e.due.After(now) {
+			break
+		}
+		p.forget(e)
+		p.kept = p.kept[1:]
+	}
+	if cap(p.held) > 1024 && len(p.held) < cap(p.held)/4 {
+		p.held = append([]*pairEntry(nil), p.held...)
+	}
+	if cap(p.kept) > 1024 && len(p.kept) < cap(p.kept)/4 {
+		p.kept = append([]*pairEntry(nil), p.kept...)
+	}
+}
+
+// counts returns the held and remembered entries.
+func (p *pairer) counts() (held, kept int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.nHeld, p.nKept
+}

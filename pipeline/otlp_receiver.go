@@ -1,0 +1,535 @@
+package pipeline
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	_ "google.golang.org/grpc/encoding/gzip" // OTLP/gRPC exporters may compress with gzip
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// Traces decodes the tools/call spans of td into classified Calls, merging
+// the spans of one call found in td (an inner span into its outer span, a
+// client span with its server span). Other spans are skipped; bad spans are
+// rejected, each with a dead letter, and the first reason is in msg. It
+// keeps no state between calls: OTLP.Consume adds pairing across requests.
+// Traces is safe for concurrent use.
+func (p *Processor) Traces(td ptrace.Traces, cfg OTLPConfig, now time.Time) (calls []Call, dead []DeadLetter, rejected int, msg string) {
+	d := &traceDecoder{p: p, cfg: cfg.withDefaults(), now: now}
+	facts, dead, st := d.decodeTraces(td)
+	facts = pairInRequest(facts)
+	for i := range facts {
+		c, err := d.build(&facts[i], nil)
+		if err != nil {
+			d.rejectFacts(&st, &dead, &facts[i], err)
+			continue
+		}
+		calls = append(calls, c)
+	}
+	return calls, dead, st.rejected, st.message(d.cfg)
+}
+
+// rejectFacts rejects a call whose capture line DecodeCapture refused
+// (arguments nested too deep, for example).
+func (d *traceDecoder) rejectFacts(st *tracesStats, dead *[]DeadLetter, f *spanFacts, err error) {
+	st.rejected++
+	st.reasons["bad_span"]++
+	reason := fmt.Sprintf("span %d (%q, span id %s): %s", f.index, cut(f.name, 64), f.span, err)
+	if st.firstErr == "" {
+		st.firstErr = reason
+	}
+	*dead = append(*dead, DeadLetter{Received: d.now, Tenant: f.tenant, Source: sourceOTLP, Line: uint32(f.index),
+		Reason: reason, Payload: string(d.buf[:utf8Cut(d.buf, MaxDeadLetterPayload)])})
+}
+
+// message is the partial-success message: the first rejection and any
+// attributes ignored for their size.
+func (st *tracesStats) message(cfg OTLPConfig) string {
+	msg := ""
+	if st.rejected > 0 {
+		msg = fmt.Sprintf("%d spans rejected; first: %s", st.rejected, st.firstErr)
+	}
+	if st.tooLarge > 0 {
+		if msg != "" {
+			msg += "; "
+		}
+		msg += fmt.Sprintf("%d attribute values over %d bytes ignored (raise -otlp-max-attribute-bytes)", st.tooLarge, cfg.MaxAttributeBytes)
+	}
+	return msg
+}
+
+// OTLP receives OTLP traces over HTTP (POST /v1/traces) and gRPC, keeps
+// the tools/call spans as Calls and queues them on the Batcher. Both
+// transports go through Consume. It pairs the client and server spans of
+// one call across requests; Run releases spans whose pair window passed,
+// and Flush releases the rest on shutdown. OTLP is safe for concurrent use.
+type OTLP struct {
+	ptraceotlp.UnimplementedGRPCServer
+
+	proc    *Processor
+	batcher *Batcher
+	m       *Metrics
+	http    HTTPConfig
+	cfg     OTLPConfig
+	log     *slog.Logger
+	now     func() time.Time
+	pair    *pairer
+}
+
+// NewOTLP returns the OTLP receiver. Body limits come from httpCfg, as for
+// POST /v1/calls.
+func NewOTLP(proc *Processor, b *Batcher, m *Metrics, httpCfg HTTPConfig, cfg OTLPConfig, log *slog.Logger) *OTLP {
+	if httpCfg.MaxBodyBytes <= 0 {
+		httpCfg.MaxBodyBytes = 16 << 20
+	}
+	if httpCfg.MaxDecompressedBytes <= 0 {
+		httpCfg.MaxDecompressedBytes = 8 * httpCfg.MaxBodyBytes
+	}
+	cfg = cfg.withDefaults()
+	return &OTLP{proc: proc, batcher: b, m: m, http: httpCfg, cfg: cfg, log: log, now: time.Now,
+		pair: newPairer(cfg.PairWindow, cfg.PairCapacity)}
+}
+
+// NewOTLPGRPCServer returns a gRPC server with the OTLP trace service of o
+// registered. Messages are bounded by -max-decompressed-bytes after
+// decompression.
+func NewOTLPGRPCServer(o *OTLP) *grpc.Server {
+	s := grpc.NewServer(grpc.MaxRecvMsgSize(int(min(o.http.MaxDecompressedBytes, 1<<31-1))))
+	ptraceotlp.RegisterGRPCServer(s, o)
+	return s
+}
+
+// Consume is the path shared by both transports: decode td, pair its
+// spans, and queue the calls that are ready. It returns the rejected span
+// count and the partial-success message. The only error is ErrBufferFull
+// (wrapped), in which case nothing of td was accepted.
+func (o *OTLP) Consume(td ptrace.Traces) (rejected int, msg string, err error) {
+	now := o.now()
+	d := &traceDecoder{p: o.proc, cfg: o.cfg, now: now}
+	facts, dead, st := d.decodeTraces(td)
+	facts = pairInRequest(facts)
+
+	// Calls that cannot meet another side are built without the lock.
+	var calls []Call
+	var linkable []spanFacts
+	for i := range facts {
+		f := &facts[i]
+		if len(f.pairKeys()) > 0 {
+			linkable = append(linkable, *f)
+			continue
+		}
+		c, err := d.build(f, nil)
+		if err != nil {
+			d.rejectFacts(&st, &dead, f, err)
+			continue
+		}
+		calls = append(calls, c)
+	}
+	accepted := len(calls)
+
+	// Linkable calls meet what the pairer holds. A call that meets an
+	// entry another call of this request already met waits for the next
+	// round, which sees the first one's result.
+	for len(linkable) > 0 || len(calls) > 0 || len(dead) > 0 {
+		n, next, err := o.admit(d, &st, calls, dead, linkable, now)
+		if err != nil {
+			return 0, "", err
+		}
+		accepted += n
+		calls, dead, linkable = nil, nil, next
+	}
+
+	o.m.lines.WithLabelValues(sourceOTLP, "accepted").Add(float64(accepted))
+	o.m.lines.WithLabelValues(sourceOTLP, "skipped").Add(float64(st.skipped))
+	o.m.lines.WithLabelValues(sourceOTLP, "rejected").Add(float64(st.rejected))
+	for reason, n := range st.reasons {
+		o.m.rejected.WithLabelValues(reason).Add(float64(n))
+	}
+	if st.tooLarge > 0 {
+		o.m.rejected.WithLabelValues("attribute_too_large").Add(float64(st.tooLarge))
+	}
+	return st.rejected, st.message(o.cfg), nil
+}
+
+// Steps of admit: what one linkable call does to the pairer.
+const (
+	stepHold uint8 = iota
+	stepEmit
+	stepMergeHeld
+	stepMergeKept
+	stepFoldHeld
+	stepFoldKept
+	stepDuplicate
+)
+
+// admit queues calls and dead letters with the rows that the linkable
+// calls produce against the pairer, all or nothing: when the queue is
+// full nothing changes. It returns the linkable calls accepted and those
+// deferred to another round.
+func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []spanFacts, now time.Time) (int, []spanFacts, error) {
+	type step struct {
+		f    spanFacts
+		keys []linkKey
+		e    *pairEntry // the entry met, if any
+		kind uint8
+		call int // index in calls of the row it emits, -1 for none
+	}
+	p := o.pair
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var steps []step
+	var deferred []spanFacts
+	room := p.capacity - p.nHeld
+	met := map[*pairEntry]bool{}
+	for _, f := range linkable {
+		s := step{f: f, keys: f.pairKeys(), call: -1}
+		var rel uint8
+		s.e, rel = p.find(s.keys, &s.f)
+		if s.e != nil && met[s.e] && rel != relSame {
+			deferred = append(deferred, f)
+			continue
+		}
+		switch rel {
+		case relNone:
+			s.kind = stepEmit
+			if p.window > 0 && room > 0 {
+				s.kind = stepHold
+				room--
+			}
+		case relSame:
+			s.kind = stepDuplicate // an exporter retry, or a side the row already has
+		case relFold:
+			outer, inner, _ := nests(&s.e.f, &s.f)
+			s.f = fold(*outer, *inner)
+			s.kind = stepFoldKept
+			if s.e.state == entryHeld {
+				s.kind = stepFoldHeld
+			}
+		case relPair:
+			s.kind = stepMergeKept
+			if s.e.state == entryHeld {
+				s.kind = stepMergeHeld
+			}
+		}
+		if s.e != nil {
+			met[s.e] = true
+		}
+		var c Call
+		var err error
+		switch s.kind {
+		case stepEmit:
+			c, err = d.build(&s.f, nil)
+		case stepMergeHeld:
+			m := pairFacts(s.e.f, s.f)
+			c, err = d.build(&m, nil)
+		case stepMergeKept:
+			m := pairFacts(s.e.f, s.f)
+			c, err = d.build(&m, &s.e.id)
+		case stepFoldKept:
+			c, err = d.build(&s.f, &s.e.id)
+		}
+		if err != nil {
+			d.rejectFacts(st, &dead, &s.f, err)
+			continue
+		}
+		if s.kind == stepEmit || s.kind == stepMergeHeld || s.kind == stepMergeKept || s.kind == stepFoldKept {
+			s.call = len(calls)
+			calls = append(calls, c)
+		}
+		steps = append(steps, s)
+	}
+	if err := o.add(calls, dead); err != nil {
+		return 0, nil, err
+	}
+	for _, s := range steps {
+		switch s.kind {
+		case stepHold:
+			p.hold(s.f, s.keys, now)
+		case stepEmit:
+			e := &pairEntry{f: s.f}
+			p.register(e, s.keys)
+			p.keep(e, identityOf(&calls[s.call]), now)
+		case stepMergeHeld:
+			p.register(s.e, s.keys)
+			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
+			p.keep(s.e, identityOf(&calls[s.call]), now)
+		case stepMergeKept:
+			p.register(s.e, s.keys)
+			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
+			s.e.id.ingestedMs = calls[s.call].IngestedMs
+		case stepFoldHeld:
+			p.register(s.e, s.keys)
+			s.e.f = s.f
+		case stepFoldKept:
+			p.register(s.e, s.keys)
+			s.e.f = s.f
+			s.e.id.ingestedMs = calls[s.call].IngestedMs
+		}
+	}
+	return len(steps), deferred, nil
+}
+
+// pairFacts merges an entry's facts with the other side's.
+func pairFacts(a, b spanFacts) spanFacts {
+	if a.side == sideClient {
+		return mergePair(a, b)
+	}
+	return mergePair(b, a)
+}
+
+// add queues calls and dead letters and counts the calls by category.
+func (o *OTLP) add(calls []Call, dead []DeadLetter) error {
+	if len(calls) == 0 && len(dead) == 0 {
+		return nil
+	}
+	if err := o.batcher.Add(calls, dead); err != nil {
+		return err
+	}
+	for i := range calls {
+		o.m.classified.WithLabelValues(calls[i].Category).Inc()
+	}
+	return nil
+}
+
+// release emits held spans whose window has passed (every held span when
+// all is set) as rows of one side. When the queue lacks room they stay
+// held and release reports false.
+func (o *OTLP) release(all bool) bool {
+	now := o.now()
+	p := o.pair
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	due := p.expired(now, all)
+	if len(due) > 0 {
+		if o.batcher.Queued()+len(due) > o.batcher.cfg.QueueCapacity {
+			p.compact(now)
+			return false
+		}
+		d := &traceDecoder{p: o.proc, cfg: o.cfg, now: now}
+		calls := make([]Call, 0, len(due))
+		var dead []DeadLetter
+		var st tracesStats
+		st.reasons = map[string]int{}
+		built := due[:0:0]
+		for _, e := range due {
+			c, err := d.build(&e.f, nil)
+			if err != nil {
+				d.rejectFacts(&st, &dead, &e.f, err)
+				p.forget(e)
+				continue
+			}
+			calls = append(calls, c)
+			built = append(built, e)
+		}
+		if err := o.add(calls, dead); err != nil {
+			p.compact(now)
+			return false
+		}
+		for i, e := range built {
+			p.keep(e, identityOf(&calls[i]), now)
+		}
+	}
+	p.compact(now)
+	return true
+}
+
+// Run releases held spans as their pair window passes, until ctx is done.
+// Flush releases the rest.
+func (o *OTLP) Run(ctx context.Context) {
+	tick := min(max(o.cfg.PairWindow/4, 50*time.Millisecond), time.Second)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			o.release(false)
+		}
+	}
+}
+
+// Flush emits every held span as a row of its side, waiting for room in
+// the queue until ctx ends. Call it after the receivers stopped and
+// before the Batcher drains.
+func (o *OTLP) Flush(ctx context.Context) error {
+	for !o.release(true) {
+		select {
+		case <-ctx.Done():
+			held, _ := o.pair.counts()
+			o.m.dropped.WithLabelValues("shutdown_timeout").Add(float64(held))
+			return fmt.Errorf("flush otlp: %d held spans not queued: %w", held, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Held returns the spans waiting for their other side.
+func (o *OTLP) Held() int {
+	held, _ := o.pair.counts()
+	return held
+}
+
+// Export implements the OTLP/gRPC trace service.
+func (o *OTLP) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	rejected, msg, err := o.Consume(req.Traces())
+	if err != nil {
+		if errors.Is(err, ErrBufferFull) {
+			return ptraceotlp.NewExportResponse(), status.Error(codes.Unavailable, err.Error())
+		}
+		return ptraceotlp.NewExportResponse(), status.Error(codes.Internal, err.Error())
+	}
+	return exportResponse(rejected, msg), nil
+}
+
+func exportResponse(rejected int, msg string) ptraceotlp.ExportResponse {
+	resp := ptraceotlp.NewExportResponse()
+	if rejected > 0 || msg != "" {
+		ps := resp.PartialSuccess()
+		ps.SetRejectedSpans(int64(rejected))
+		ps.SetErrorMessage(msg)
+	}
+	return resp
+}
+
+// Encodings of OTLP/HTTP bodies.
+const (
+	otlpProtobuf = "application/x-protobuf"
+	otlpJSON     = "application/json"
+)
+
+// ServeHTTP handles POST /v1/traces: an OTLP ExportTraceServiceRequest in
+// protobuf or JSON, gzip accepted. It answers 200 with an
+// ExportTraceServiceResponse (partial success when spans were rejected),
+// and errors as a google.rpc.Status, both in the request's encoding.
+func (o *OTLP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ct := otlpJSON
+	resp, err := o.traces(r, &ct)
+	if err != nil {
+		st, code := http.StatusInternalServerError, codes.Internal
+		var he *httpError
+		switch {
+		case errors.As(err, &he):
+			st = he.status
+			code = codes.InvalidArgument
+			o.m.rejected.WithLabelValues(he.reason).Inc()
+		case errors.Is(err, ErrBufferFull):
+			st, code = http.StatusServiceUnavailable, codes.Unavailable
+			w.Header().Set("Retry-After", "5")
+		}
+		if st >= 500 && st != http.StatusServiceUnavailable {
+			o.log.Error("otlp request failed", "err", err)
+		}
+		writeOTLP(w, st, ct, status.New(code, err.Error()).Proto())
+		return
+	}
+	var b []byte
+	if ct == otlpProtobuf {
+		b, err = resp.MarshalProto()
+	} else {
+		b, err = resp.MarshalJSON()
+	}
+	if err != nil {
+		writeOTLP(w, http.StatusInternalServerError, ct, status.New(codes.Internal, "encode response: "+err.Error()).Proto())
+		return
+	}
+	writeBody(w, http.StatusOK, ct, b)
+}
+
+func (o *OTLP) traces(r *http.Request, ct *string) (ptraceotlp.ExportResponse, error) {
+	var none ptraceotlp.ExportResponse
+	if r.Method != http.MethodPost {
+		return none, &httpError{http.StatusMethodNotAllowed, "method", "use POST with an OTLP ExportTraceServiceRequest body"}
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case err != nil:
+		return none, &httpError{http.StatusUnsupportedMediaType, "content_type",
+			fmt.Sprintf("bad Content-Type %q: send %s or %s", r.Header.Get("Content-Type"), otlpProtobuf, otlpJSON)}
+	case mt == otlpProtobuf, mt == otlpJSON:
+		*ct = mt
+	default:
+		return none, &httpError{http.StatusUnsupportedMediaType, "content_type",
+			fmt.Sprintf("Content-Type %q not supported: send %s or %s", mt, otlpProtobuf, otlpJSON)}
+	}
+	body := io.Reader(http.MaxBytesReader(nil, r.Body, o.http.MaxBodyBytes))
+	switch enc := r.Header.Get("Content-Encoding"); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			return none, &httpError{http.StatusBadRequest, "bad_gzip", "gzip body: " + err.Error()}
+		}
+		defer zr.Close()
+		body = &limitedReader{r: zr, left: o.http.MaxDecompressedBytes}
+	default:
+		return none, &httpError{http.StatusUnsupportedMediaType, "content_encoding",
+			fmt.Sprintf("Content-Encoding %q not supported: send gzip or none", enc)}
+	}
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return none, &httpError{http.StatusRequestEntityTooLarge, "body_too_large",
+				fmt.Sprintf("body exceeds %d bytes: export smaller batches, or raise -max-body-bytes", o.http.MaxBodyBytes)}
+		case errors.Is(err, errDecompressedTooLarge):
+			return none, &httpError{http.StatusRequestEntityTooLarge, "decompressed_too_large",
+				fmt.Sprintf("body exceeds %d bytes after decompression: export smaller batches, or raise -max-decompressed-bytes", o.http.MaxDecompressedBytes)}
+		default:
+			return none, &httpError{http.StatusBadRequest, "bad_body", "read body: " + err.Error()}
+		}
+	}
+	req := ptraceotlp.NewExportRequest()
+	if *ct == otlpProtobuf {
+		err = req.UnmarshalProto(raw)
+	} else {
+		err = req.UnmarshalJSON(raw)
+	}
+	if err != nil {
+		return none, &httpError{http.StatusBadRequest, "bad_otlp",
+			fmt.Sprintf("decode %s ExportTraceServiceRequest: %v", *ct, err)}
+	}
+	rejected, msg, err := o.Consume(req.Traces())
+	if err != nil {
+		return none, err
+	}
+	return exportResponse(rejected, msg), nil
+}
+
+// writeOTLP writes a google.rpc.Status in the encoding ct.
+func writeOTLP(w http.ResponseWriter, code int, ct string, st proto.Message) {
+	var b []byte
+	var err error
+	if ct == otlpProtobuf {
+		b, err = proto.Marshal(st)
+	} else {
+		b, err = protojson.Marshal(st)
+	}
+	if err != nil {
+		ct, b = otlpJSON, []byte(`{"code":13,"message":"encode status"}`)
+	}
+	writeBody(w, code, ct, b)
+}
+
+func writeBody(w http.ResponseWriter, code int, ct string, b []byte) {
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
