@@ -26,7 +26,7 @@ type Call struct {
 	Client          string
 	ProtocolVersion string
 	Source          string // "capture" or "otlp"
-	Side            string // "client", "server" or "" (captures see both)
+	Side            string // "client", "server", "both" (paired OTLP spans) or "" (captures)
 
 	ArgsJSON  string // canonical arguments (sorted keys, compact), redacted
 	ArgsHash  uint64 // hash of the canonical arguments, taken before redaction

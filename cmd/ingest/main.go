@@ -1,7 +1,7 @@
 // Command ingest receives MCP tools/call traces, classifies each call and
 // writes it to ClickHouse.
 //
-//	ingest [serve] [flags]        HTTP receivers (POST /v1/calls), /metrics, /healthz, /readyz
+//	ingest [serve] [flags]        receivers (POST /v1/calls, POST /v1/traces, OTLP/gRPC), /metrics, /healthz, /readyz
 //	ingest migrate [flags]        apply the schema migrations and exit
 //	ingest replay [flags] FILE|-  ingest an NDJSON capture file (or stdin) and exit
 //	ingest sample [flags]         write realistic sample traffic as NDJSON to stdout
@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 }
 
 const usage = `usage:
-  ingest [serve] [flags]        HTTP receivers (POST /v1/calls), /metrics, /healthz, /readyz
+  ingest [serve] [flags]        receivers (POST /v1/calls, POST /v1/traces, OTLP/gRPC), /metrics, /healthz, /readyz
   ingest migrate [flags]        apply the schema migrations and exit
   ingest replay [flags] FILE|-  ingest an NDJSON capture file (or stdin) and exit
   ingest sample [flags]         write realistic sample traffic as NDJSON to stdout
