@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -27,7 +28,10 @@ type Config struct {
 	DefaultWindow time.Duration // range when from/to are absent (-default-window)
 	MaxBuckets    int           // largest (to-from)/step a request may ask for
 	QueryTimeout  time.Duration // per-request ClickHouse deadline (-query-timeout)
-	Now           func() time.Time
+	// MaxQueryMemory caps one query's memory on the server (max_memory_usage;
+	// -query-max-memory); 0 leaves the server's profile in charge.
+	MaxQueryMemory int64
+	Now            func() time.Time
 }
 
 // Server holds the handlers' dependencies.
@@ -109,13 +113,24 @@ func (s *Server) handleError(err error, c echo.Context) {
 		}
 	case errors.Is(err, errBadRequest):
 		status, msg = http.StatusBadRequest, err.Error()
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), exceptionCode(err) == 159:
 		status, msg = http.StatusServiceUnavailable, "query timed out; narrow the range or raise -query-timeout"
+	case exceptionCode(err) == 241:
+		status, msg = http.StatusServiceUnavailable, "query needs more memory than -query-max-memory allows; narrow the range or filters, or raise the limit"
 	}
 	if status >= 500 {
 		s.log.Error("api request failed", "path", c.Path(), "status", status, "err", err)
 	}
 	_ = c.JSON(status, map[string]string{"error": msg})
+}
+
+// exceptionCode returns the ClickHouse server exception code in err, or 0.
+func exceptionCode(err error) int32 {
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		return ex.Code
+	}
+	return 0
 }
 
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -160,4 +161,30 @@ func TestReadiness(t *testing.T) {
 
 func urlQuery(s string) string {
 	return strings.NewReplacer("%", "%25", "&", "%26", "#", "%23", " ", "%20", "'", "%27", ";", "%3B", "+", "%2B").Replace(s)
+}
+
+// TestQueryMemoryLimitIs503 pins what happens past -query-max-memory on a
+// ClickHouse server: the query fails there, and the client gets a 503 that
+// says how to narrow the request, not a 500.
+func TestQueryMemoryLimitIs503(t *testing.T) {
+	e := chtest.Engines(t)[0] // the server engine: chDB ignores per-query settings
+	if e.Conn == nil {
+		t.Fatalf("first engine %s is not a server", e.Name)
+	}
+	var fx []pipeline.Call
+	for i := 0; i < 2000; i++ {
+		fx = append(fx, fixtureCall(fmt.Sprintf("tool_%d", i), "INTERNAL", true, 0, time.Duration(i)*time.Millisecond, fmt.Sprint(i)))
+	}
+	e.Insert(t, fx)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(api.New(e.DB, prometheus.NewRegistry(), log, api.Config{Now: func() time.Time { return now }, MaxQueryMemory: 1}))
+	t.Cleanup(srv.Close)
+	status, body := get(t, srv, "/api/v1/failure-rates")
+	if status != http.StatusServiceUnavailable || !strings.Contains(fmt.Sprint(body["error"]), "-query-max-memory") {
+		t.Errorf("over the memory limit: %d %v, want 503 naming -query-max-memory", status, body)
+	}
+	srv2 := newServer(t, e.DB) // no limit: the same request answers
+	if status, body := get(t, srv2, "/api/v1/failure-rates"); status != http.StatusOK {
+		t.Errorf("without the limit: %d %v", status, body)
+	}
 }

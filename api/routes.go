@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcplens/mcplens/queries"
@@ -20,8 +21,17 @@ func (s *Server) routes(g *echo.Group) {
 	g.GET("/openapi.json", serveOpenAPI)
 }
 
+// queryContext bounds one request's queries: a deadline, and on ClickHouse
+// servers the settings max_execution_time and max_memory_usage, so that a
+// query over a too-wide range fails (503, "narrow the range") instead of
+// starving the server. The in-process test engine ignores the settings.
 func (s *Server) queryContext(c echo.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.Request().Context(), s.cfg.QueryTimeout)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.QueryTimeout)
+	settings := clickhouse.Settings{"max_execution_time": int(max(s.cfg.QueryTimeout/time.Second, 1))}
+	if s.cfg.MaxQueryMemory > 0 {
+		settings["max_memory_usage"] = int(s.cfg.MaxQueryMemory) // 18.16 takes int and bool settings only
+	}
+	return clickhouse.Context(ctx, clickhouse.WithSettings(settings)), cancel
 }
 
 // step reads the optional step parameter and checks the bucket count.

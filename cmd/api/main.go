@@ -36,6 +36,7 @@ type config struct {
 	listen          string
 	ch              chconn.Config
 	queryTimeout    time.Duration
+	queryMaxMemory  int64
 	defaultWindow   time.Duration
 	shutdownTimeout time.Duration
 	gauges          gauges.Config
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.listen, "listen", envOr(getenv, "MCPLENS_API_LISTEN", "127.0.0.1:8080"), "HTTP listen address (env MCPLENS_API_LISTEN)")
 	fs.DurationVar(&cfg.queryTimeout, "query-timeout", 30*time.Second, "deadline of one analytics query; longer ranges need more")
+	fs.Int64Var(&cfg.queryMaxMemory, "query-max-memory", 4<<30, "bytes one analytics query may use on the ClickHouse server (max_memory_usage); past it the request gets 503 and a hint to narrow the range; 0 = the server profile's limit")
 	fs.DurationVar(&cfg.defaultWindow, "default-window", 24*time.Hour, "range used when a request gives no from/to")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on SIGTERM")
 	fs.DurationVar(&cfg.gauges.Every, "gauges-every", time.Minute, "how often the analytics gauges on /metrics are refreshed from ClickHouse; each refresh runs 1 + 3 per (tenant, server) pair queries")
@@ -66,7 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e := api.New(conn, reg, log, api.Config{QueryTimeout: cfg.queryTimeout, DefaultWindow: cfg.defaultWindow})
+	e := api.New(conn, reg, log, api.Config{QueryTimeout: cfg.queryTimeout, DefaultWindow: cfg.defaultWindow, MaxQueryMemory: cfg.queryMaxMemory})
 	cfg.gauges.QueryTimeout = cfg.queryTimeout
 	exporter := gauges.New(conn, reg, log, cfg.gauges)
 	gaugeCtx, stopGauges := context.WithCancel(ctx)
