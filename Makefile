@@ -18,7 +18,7 @@ build: ## build bin/ingest and bin/api
 
 test: deps ## run every test on both ClickHouse engines (starts them itself), plus short fuzz runs
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	@scripts/gotest.sh
 	@scripts/fuzz.sh $(FUZZTIME)
 
 fuzz: deps ## run each fuzz target longer (FUZZTIME=5m by default here)
