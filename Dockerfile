@@ -9,11 +9,13 @@ RUN go mod download
 # this list against `go list -deps`), so that the build context's test
 # engines (.deps/, hundreds of MB) and local state stay out of the image.
 COPY api/ api/
+COPY auth/ auth/
 COPY chconn/ chconn/
 COPY cmd/ cmd/
 COPY gauges/ gauges/
 COPY pipeline/ pipeline/
 COPY queries/ queries/
+COPY retention/ retention/
 COPY schema/ schema/
 COPY traffic/ traffic/
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ingest ./cmd/ingest \

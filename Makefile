@@ -4,7 +4,7 @@ export CHDB_LIB_PATH ?= $(CURDIR)/.deps/chdb/node_modules/@chdb/lib-linux-x64-gn
 GO ?= go
 FUZZTIME ?= 5s
 
-.PHONY: help deps build test fuzz bench lint demo dashboards
+.PHONY: help deps build test test-cluster soak fuzz bench bench-scale lint demo dashboards
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -21,11 +21,21 @@ test: deps ## run every test on both ClickHouse engines (starts them itself), pl
 	@scripts/gotest.sh
 	@scripts/fuzz.sh $(FUZZTIME)
 
+test-cluster: deps ## only the cluster tests: ZooKeeper + 2 shards × 2 replicas of ClickHouse 18.16 on loopback (part of `test` too; about 1 minute)
+	set -o pipefail; $(GO) test -v -count=1 -timeout 15m ./clustertest | grep -E '^(=== RUN|--- |ok|FAIL|panic|clustertest:)|\.go:[0-9]+:'
+
+soak: deps ## fault-injection tests of docs/operations.md with longer faults and more load (about 7 minutes)
+	$(GO) test -v -count=1 -timeout 60m -run 'TestClickHouseOutage|TestIngestCrash|TestOverload|TestSIGTERM|TestDiskFull' ./e2e -args -soak \
+		| grep -E '^(=== RUN|--- |ok|FAIL|panic)|RESULT|\.go:[0-9]+:'
+
 fuzz: deps ## run each fuzz target longer (FUZZTIME=5m by default here)
 	@scripts/fuzz.sh $(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),5m)
 
-bench: deps ## run the Go benchmarks (see BENCHMARKS.md)
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
+bench: deps ## pipeline stages, ingest end to end vs clickhouse-client, queries at 1M calls (about 15 min; BENCHMARKS.md)
+	@scripts/bench.sh
+
+bench-scale: deps ## the query benchmark at 10M calls on both engines (about 30 min; BENCHMARKS.md)
+	@MCPLENS_BENCH_CALLS=10000000 scripts/bench.sh scale
 
 dashboards: deps ## regenerate dashboards/generated (Grafana dashboards, alert rules) and docs/previews; review the diff
 	$(GO) test ./dashboards -run TestGeneratedFilesAreCurrent -update -count=1

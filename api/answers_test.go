@@ -47,7 +47,7 @@ func TestAnswerEndpoints(t *testing.T) {
 				{"/api/v1/empty-results?min_calls=5",
 					`[{"tool":"search_docs","arg_key":"department","arg_value":"finance","calls":11,"empty":0,"rate":0}]`},
 				{"/api/v1/invalid-argument-spikes?from=2026-11-29T11:00:00Z&to=2026-11-29T12:00:00Z",
-					`[{"tool":"search_docs","time":"2026-11-29T11:00:00Z","calls":25,"invalid":10,"share":0.4,"baseline_share":0,"ratio":0,"top_args":[{"arg_key":"department","arg_value":"finance","count":10}]}]`},
+					`[{"tool":"search_docs","time":"2026-11-29T11:00:00Z","calls":25,"invalid":10,"share":0.4,"baseline_share":0,"ratio":0,"top_args":[{"arg_key":"department","arg_value":"finance","count":10}],"definition_changed_at":null}]`},
 				{"/api/v1/overview",
 					`[{"calls":25,"failures":10,"non_failed":15,"empty":4,"misflagged":0,"tools":1,"sessions":1,"failure_rate":0.4,"empty_rate":0.26666666666666666,"top_failing_tools":[{"tool":"search_docs","calls":25,"failures":10,"rate":0.4}]}]`},
 			} {

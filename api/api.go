@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcplens/mcplens/auth"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -32,6 +33,10 @@ type Config struct {
 	// -query-max-memory); 0 leaves the server's profile in charge.
 	MaxQueryMemory int64
 	Now            func() time.Time
+	// Tokens, when set, guards every route but /healthz, /readyz and the
+	// OpenAPI document, and scopes api tokens to their tenants (auth.go);
+	// nil is open mode.
+	Tokens *auth.Tokens
 }
 
 // Server holds the handlers' dependencies.
@@ -45,6 +50,7 @@ type Server struct {
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	denied   *prometheus.CounterVec
 }
 
 // New returns the echo instance serving the API, /healthz, /readyz and
@@ -63,7 +69,7 @@ func New(db queries.DB, reg *prometheus.Registry, log *slog.Logger, cfg Config) 
 		cfg.Now = time.Now
 	}
 	f := promauto.With(reg)
-	s := &Server{db: db, cfg: cfg, log: log, m: &metrics{
+	s := &Server{db: scopedDB{db}, cfg: cfg, log: log, m: &metrics{
 		requests: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_api_requests_total",
 			Help: "API requests by route and HTTP status code.",
@@ -73,11 +79,15 @@ func New(db queries.DB, reg *prometheus.Registry, log *slog.Logger, cfg Config) 
 			Help:    "API request latency by route.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}, []string{"route"}),
+		denied: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_api_denied_total",
+			Help: "Requests refused by access control, by reason (unauthenticated, wrong_role, tenant).",
+		}, []string{"reason"}),
 	}}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.observe)
+	e.Use(s.observe, s.authenticate)
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.GET("/readyz", s.ready)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))

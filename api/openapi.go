@@ -56,6 +56,12 @@ var endpoints = []endpoint{
 		{"min_chains", "integer", "", "smallest population of chains (misflagged: calls) a row needs (default 5)"},
 	}, queries.Misclassification{}},
 	{"/api/v1/overview", "Header totals: calls, failures, rates, top failing tools", nil, Overview{}},
+	{"/api/v1/tools", "Tool definition versions (from tools/list) seen in the range or in force at its start, with first and last sighting and when each came into force",
+		nil, queries.ToolVersion{}},
+	{"/api/v1/schema-violations", "Argument and result paths that failed their tool's schema, with the share of validated calls and how many the server refused or accepted", []param{
+		{"min_calls", "integer", "", "leave out rows with fewer calls (default 1)"},
+		{"limit", "integer", "", "at most this many rows, most calls first (default 100)"},
+	}, queries.SchemaViolation{}},
 }
 
 var retryWindowParam = param{"retry_window", "string", "duration", "largest gap between a failed call and its retry, inclusive: a duration (90s) or whole seconds, 1s to 1h (default 60s)"}
@@ -102,13 +108,22 @@ func openAPI() map[string]any {
 	}
 }
 
-var timeType = reflect.TypeOf(time.Time{})
+var (
+	timeType = reflect.TypeOf(time.Time{})
+	rawType  = reflect.TypeOf(json.RawMessage{})
+)
 
 // schemaOf describes a Go type as the JSON encoder writes it.
 func schemaOf(t reflect.Type) map[string]any {
 	switch {
 	case t == timeType:
 		return map[string]any{"type": "string", "format": "date-time"}
+	case t == rawType:
+		return map[string]any{"description": "any JSON value", "nullable": true}
+	case t.Kind() == reflect.Pointer:
+		s := schemaOf(t.Elem())
+		s["nullable"] = true
+		return s
 	case t.Kind() == reflect.String:
 		return map[string]any{"type": "string"}
 	case t.Kind() == reflect.Bool:

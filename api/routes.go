@@ -18,6 +18,8 @@ func (s *Server) routes(g *echo.Group) {
 	g.GET("/retry-outcomes", s.retryOutcomes)
 	g.GET("/recalls", s.recalls)
 	g.GET("/misclassifications", s.misclassifications)
+	g.GET("/tools", s.tools)
+	g.GET("/schema-violations", s.schemaViolations)
 	g.GET("/openapi.json", serveOpenAPI)
 }
 

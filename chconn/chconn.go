@@ -1,5 +1,11 @@
 // Package chconn opens the ClickHouse connection that cmd/ingest and cmd/api
 // share: its flags (with environment fallbacks), validation and dialing.
+//
+// With a cluster name (-clickhouse-cluster) the connection is in cluster
+// mode (docs/scaling.md): the database is created ON CLUSTER, migrations
+// build replicated local tables with Distributed tables over them
+// (schema.ApplyCluster), and every INSERT into a Distributed table returns
+// only once each shard has the rows (insert_distributed_sync=1).
 package chconn
 
 import (
@@ -7,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -15,8 +22,9 @@ import (
 
 // Config is where ClickHouse is and who we are there.
 type Config struct {
-	Addr        string
+	Addr        string // host:port, or a comma-separated list tried in order
 	Database    string
+	Cluster     string // <remote_servers> cluster of cluster mode; "" is a single server
 	User        string
 	Password    string
 	DialTimeout time.Duration
@@ -25,7 +33,8 @@ type Config struct {
 
 // RegisterFlags adds the connection flags to fs; getenv supplies defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) {
-	fs.StringVar(&c.Addr, "clickhouse-addr", envOr(getenv, "CLICKHOUSE_ADDR", "127.0.0.1:9000"), "ClickHouse native protocol address host:port (env CLICKHOUSE_ADDR)")
+	fs.StringVar(&c.Addr, "clickhouse-addr", envOr(getenv, "CLICKHOUSE_ADDR", "127.0.0.1:9000"), "ClickHouse native protocol address host:port, or a comma-separated list: new connections go to the first that answers (env CLICKHOUSE_ADDR)")
+	fs.StringVar(&c.Cluster, "clickhouse-cluster", getenv("CLICKHOUSE_CLUSTER"), "cluster name from the servers' <remote_servers>: migrations run ON CLUSTER and create replicated tables sharded by session behind Distributed tables; empty means one server (env CLICKHOUSE_CLUSTER; docs/scaling.md)")
 	fs.StringVar(&c.Database, "clickhouse-database", envOr(getenv, "CLICKHOUSE_DATABASE", "mcplens"), "database holding the mcplens tables; created by migrations when missing (env CLICKHOUSE_DATABASE)")
 	fs.StringVar(&c.User, "clickhouse-user", envOr(getenv, "CLICKHOUSE_USER", "default"), "ClickHouse user (env CLICKHOUSE_USER)")
 	fs.StringVar(&c.Password, "clickhouse-password", getenv("CLICKHOUSE_PASSWORD"), "ClickHouse password (env CLICKHOUSE_PASSWORD; prefer the env variable: flags show in ps)")
@@ -37,18 +46,35 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
 // Validate checks the settings before any dialing.
 func (c *Config) Validate() error {
-	if c.Addr == "" {
-		return fmt.Errorf("-clickhouse-addr is empty")
+	for _, a := range c.addrs() {
+		if a == "" {
+			return fmt.Errorf("-clickhouse-addr %q: empty address", c.Addr)
+		}
 	}
 	if !identifier.MatchString(c.Database) {
 		return fmt.Errorf("-clickhouse-database %q: use letters, digits and _ (at most 64)", c.Database)
 	}
+	if c.Cluster != "" && !identifier.MatchString(c.Cluster) {
+		return fmt.Errorf("-clickhouse-cluster %q: use letters, digits and _ (at most 64)", c.Cluster)
+	}
 	return nil
+}
+
+func (c *Config) addrs() []string {
+	out := strings.Split(c.Addr, ",")
+	for i := range out {
+		out[i] = strings.TrimSpace(out[i])
+	}
+	return out
 }
 
 // String describes the connection without its password.
 func (c *Config) String() string {
-	return fmt.Sprintf("clickhouse://%s@%s/%s", c.User, c.Addr, c.Database)
+	s := fmt.Sprintf("clickhouse://%s@%s/%s", c.User, c.Addr, c.Database)
+	if c.Cluster != "" {
+		s += " on cluster " + c.Cluster
+	}
+	return s
 }
 
 // Open dials ClickHouse, first creating the database when create is true
@@ -62,7 +88,11 @@ func Open(ctx context.Context, c Config, create bool) (driver.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = admin.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+c.Database) // identifier validated above
+		stmt := "CREATE DATABASE IF NOT EXISTS " + c.Database // identifiers validated above
+		if c.Cluster != "" {
+			stmt += " ON CLUSTER " + c.Cluster
+		}
+		err = admin.Exec(ctx, stmt)
 		admin.Close()
 		if err != nil {
 			return nil, fmt.Errorf("create database %s: %w", c.Database, err)
@@ -71,12 +101,23 @@ func Open(ctx context.Context, c Config, create bool) (driver.Conn, error) {
 	return dial(ctx, c, c.Database)
 }
 
+// dial opens a connection pool. In cluster mode every statement carries
+// insert_distributed_sync=1 (its 18.16 name, an alias of
+// distributed_foreground_insert on modern servers), so an INSERT into a
+// Distributed table is acknowledged only after every shard it touches has
+// its rows: the spool then never commits calls that sit in a Distributed
+// table's local queue. The setting means nothing to other statements.
 func dial(ctx context.Context, c Config, database string) (driver.Conn, error) {
+	var settings clickhouse.Settings
+	if c.Cluster != "" {
+		settings = clickhouse.Settings{"insert_distributed_sync": 1}
+	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:        []string{c.Addr},
+		Addr:        c.addrs(),
 		Auth:        clickhouse.Auth{Database: database, Username: c.User, Password: c.Password},
 		DialTimeout: c.DialTimeout,
 		ReadTimeout: c.ReadTimeout,
+		Settings:    settings,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", c.String(), err)

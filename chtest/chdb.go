@@ -209,8 +209,10 @@ func literal(v any) (string, error) {
 	return "", fmt.Errorf("unsupported type %T", v)
 }
 
+// quote writes s as a ClickHouse string literal. NUL is escaped too: chDB
+// takes the query as a C string, which would end at a raw NUL.
 func quote(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`)
 	return "'" + r.Replace(s) + "'"
 }
 

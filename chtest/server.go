@@ -24,6 +24,7 @@ import (
 type Server struct {
 	Addr    string // host:port of the native protocol
 	Dir     string
+	bin     string
 	cmd     *exec.Cmd
 	exited  chan error
 	Version string
@@ -90,25 +91,49 @@ func StartServer(ctx context.Context, dir string) (*Server, error) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, fmt.Errorf("write config.xml: %w", err)
 	}
-	out, err := os.Create(filepath.Join(dir, "log", "stdout.log"))
-	if err != nil {
-		return nil, fmt.Errorf("create server log: %w", err)
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp)), Dir: dir, bin: bin}
+	if err := s.launch(ctx); err != nil {
+		return nil, err
 	}
-	cmd := exec.Command(bin, "--config-file="+cfgPath)
-	cmd.Dir = dir
+	return s, nil
+}
+
+// launch starts the server process from the configuration in s.Dir and
+// waits until it answers.
+func (s *Server) launch(ctx context.Context) error {
+	out, err := os.OpenFile(filepath.Join(s.Dir, "log", "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("create server log: %w", err)
+	}
+	cmd := exec.Command(s.bin, "--config-file="+filepath.Join(s.Dir, "config.xml"))
+	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		out.Close()
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+		return fmt.Errorf("start %s: %w", s.bin, err)
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp)), Dir: dir, cmd: cmd, exited: make(chan error, 1)}
-	go func() { s.exited <- cmd.Wait(); out.Close() }()
+	exited := make(chan error, 1)
+	s.cmd, s.exited = cmd, exited
+	go func() { exited <- cmd.Wait(); out.Close() }()
 	if err := s.waitReady(ctx); err != nil {
 		s.Stop()
-		return nil, err
+		return err
 	}
-	return s, nil
+	return nil
+}
+
+// Restart starts a server that Stop killed again, on the same data
+// directory and ports: a ClickHouse crash and recovery, for fault-injection
+// tests. Clients reconnect to the same Addr.
+func (s *Server) Restart(ctx context.Context) error {
+	select {
+	case err := <-s.exited:
+		s.exited <- err
+	default:
+		return fmt.Errorf("clickhouse-server in %s is still running; Stop it first", s.Dir)
+	}
+	return s.launch(ctx)
 }
 
 // waitReady polls until the server answers, then proves it is ours: a marker
@@ -170,7 +195,8 @@ func (s *Server) Stop() {
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	select {
-	case <-s.exited:
+	case err := <-s.exited:
+		s.exited <- err // a second Stop, or Restart, sees it too
 	case <-time.After(10 * time.Second):
 	}
 }

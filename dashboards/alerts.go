@@ -60,7 +60,7 @@ const toolVars = "&var-tenant={{ $labels.tenant_name }}&var-server={{ $labels.se
 // thresholds and minimum volumes are those of the analytics
 // (docs/analytics.md); docs/alerts.md has a runbook section per rule.
 func AlertRules() []AlertRule {
-	return []AlertRule{
+	return append([]AlertRule{
 		{
 			UID: "mcplens-retryable-never-recovers", Title: "MCPRetryableNeverRecovers", Group: groupClassification,
 			SQLFile: "retryable_never_recovers", RangeSeconds: day,
@@ -133,7 +133,7 @@ func AlertRules() []AlertRule {
 			Description:  "In the last hour this tool had at least 20 non-failed calls, at least 20 % of them came back empty, and that rate is at least 3 times the previous 7 days'. Either the data behind the tool went missing (check the index or upstream) or models send conditions that match nothing: the Empty results dashboard shows which argument values.",
 			DashboardUID: EmptyResultsUID, PanelID: emptyRateOverTime, PanelVars: toolVars,
 		},
-	}
+	}, schemaValidationRules()...)
 }
 
 // PanelURL is the rule's link to its dashboard panel.

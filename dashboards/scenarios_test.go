@@ -177,6 +177,7 @@ func scenarios() []scenario {
 			),
 			fire: map[string]float64{"empty_spike": 3, "empty_new": 1000},
 		},
+		definitionChangeScenario(),
 	}
 }
 

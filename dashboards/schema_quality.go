@@ -18,10 +18,11 @@ const (
 )
 
 // SchemaQuality is how well models use the tools' schemas: INVALID_ARGUMENT
-// shares and spikes per tool, the argument values behind them, and calls to
-// tools that do not exist.
+// shares and spikes per tool, the argument values behind them, calls to
+// tools that do not exist, and (schema_validation.go) the paths that fail
+// the tools' own schemas, with definition changes marked on the charts.
 func SchemaQuality() *dashboard.DashboardBuilder {
-	return newDashboard(SchemaQualityUID, "mcplens / Schema quality",
+	return withSchemaValidation(newDashboard(SchemaQualityUID, "mcplens / Schema quality",
 		"INVALID_ARGUMENT share per tool with spikes marked, the argument keys and values models get wrong, and UNKNOWN_TOOL calls (hallucinated or stale tool names).").
 		WithVariable(datasourceVariable()).
 		WithVariable(filterVariable("tenant", "Tenant", "Tenants to include (All: no filter).")).
@@ -63,5 +64,5 @@ func SchemaQuality() *dashboard.DashboardBuilder {
 			"UNKNOWN_TOOL calls per interval and server. A jump right after a deploy means a tool was renamed or removed while clients still use the old list.",
 			panelSQL("unknown_tools_over_time")).
 			Unit(units.Short).
-			DrawStyle(common.GraphDrawStyleBars))
+			DrawStyle(common.GraphDrawStyleBars)))
 }

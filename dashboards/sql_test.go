@@ -127,7 +127,8 @@ func selections(d gDashboard) map[string]map[string]selection {
 }
 
 // TestSQLOnBothEngines inserts one fixture (every alert scenario plus
-// extras) through the real writer on ClickHouse 18.16 and on 26.x, then
+// extras, and the tool definitions and schema violations of tools_test.go)
+// through the real writer on ClickHouse 18.16 and on 26.x, then
 // runs every panel and variable query (testPanels) and evaluates every
 // alert rule (testAlerts) on it.
 func TestSQLOnBothEngines(t *testing.T) {
@@ -136,6 +137,7 @@ func TestSQLOnBothEngines(t *testing.T) {
 	fixture := calls(panelFixture())
 	for _, e := range chtest.Engines(t) {
 		e.Insert(t, fixture)
+		e.InsertTools(t, toolRowsFixture())
 		t.Run(e.Name+"/panels", func(t *testing.T) { testPanels(t, e, ds) })
 		t.Run(e.Name+"/alerts", func(t *testing.T) { testAlerts(t, e, rules) })
 	}

@@ -31,6 +31,7 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 		WithVariable(filterVariable("server", "Server", "MCP servers to include (All: no filter).", "tenant")).
 		WithVariable(singleToolVariable()).
 		WithVariable(argKeyVariable()).
+		Annotation(definitionChangeAnnotations()).
 		WithVariable(customVariable("min_calls", "Min calls",
 			"Smallest number of non-failed calls an argument value needs to be listed under empty results.",
 			"1,5,10,20,50,100", "5")).

@@ -66,7 +66,9 @@ func start(t *testing.T, name string, args ...string) *proc {
 	p := &proc{log: &bytes.Buffer{}, addr: addr}
 	p.cmd = exec.Command(filepath.Join(bin, name), append([]string{"-listen", addr}, args...)...)
 	if name == "ingest" {
-		p.cmd.Args = append([]string{p.cmd.Args[0], "serve"}, p.cmd.Args[1:]...)
+		// Each ingest gets its own spool unless args name one (the last
+		// flag wins), and no retention job: the fixtures have fixed dates.
+		p.cmd.Args = append([]string{p.cmd.Args[0], "serve", "-spool-dir", t.TempDir(), "-retention-every", "0"}, p.cmd.Args[1:]...)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {

@@ -142,8 +142,11 @@ var (
 	unchangedDesc = prometheus.NewDesc("mcplens_window_unchanged_recalls",
 		"Failed calls in the trailing window followed within the retry window by the same call with identical arguments.", labels4, nil)
 	misclassDesc = prometheus.NewDesc("mcplens_window_misclassifications",
-		"Misclassifications found in the trailing window (kind: retryable_never_recovers, non_retryable_recovers, retried_non_retryable, misflagged), with the analytics' thresholds and minimum volume; the value is the population: retry chains, or misflagged calls.",
+		"Misclassifications found in the trailing window (kind: retryable_never_recovers, non_retryable_recovers, retried_non_retryable, retried_non_idempotent, misflagged), with the analytics' thresholds and minimum volume; the value is the population: retry chains, or misflagged calls.",
 		append(labels4, "kind"), nil)
+	definitionChangedDesc = prometheus.NewDesc("mcplens_tool_definition_changed_timestamp_seconds",
+		"Unix time of the latest change of a tool's definition (its tools/list entry; docs/schemas.md) in the last 24 hours; tools whose definition did not change in that time have no series.",
+		[]string{"tenant", "server", "tool"}, nil)
 	durationDesc = prometheus.NewDesc("mcp_server_operation_duration_seconds",
 		"OTel MCP mcp.server.operation.duration: duration of tools/call requests, rebuilt from the duration_ms of the calls ingested since the api started (cumulative; reset on restart).",
 		[]string{"tenant", "server", "gen_ai_tool_name", "mcp_method_name", "error_type"}, nil)
@@ -182,7 +185,7 @@ func New(db queries.DB, reg prometheus.Registerer, log *slog.Logger, cfg Config)
 
 // Describe sends the descriptions of the refreshed metrics.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{windowSecondsDesc, callsDesc, misflaggedDesc, chainsDesc, recallFailuresDesc, unchangedDesc, misclassDesc, durationDesc} {
+	for _, d := range []*prometheus.Desc{windowSecondsDesc, callsDesc, misflaggedDesc, chainsDesc, recallFailuresDesc, unchangedDesc, misclassDesc, definitionChangedDesc, durationDesc} {
 		ch <- d
 	}
 }
@@ -322,6 +325,10 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 			misclass = append(misclass, series{misclassDesc, float64(v), []string{p[0], p[1], m.Tool, m.Category, m.Kind}})
 		}
 	}
+	changed, err := definitionChanges(ctx, x.db, now)
+	if err != nil {
+		fail("definition_changes", err)
+	}
 	histErr := x.refreshDurations(ctx, now)
 	if histErr != nil {
 		fail("durations", histErr)
@@ -338,6 +345,7 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 		{"mcplens_window_recall_failures", recallFailures},
 		{"mcplens_window_unchanged_recalls", unchanged},
 		{"mcplens_window_misclassifications", misclass},
+		{"mcplens_tool_definition_changed_timestamp_seconds", changed},
 	} {
 		s := group.s
 		sort.SliceStable(s, func(i, j int) bool { return s[i].value > s[j].value })

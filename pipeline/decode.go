@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf16"
@@ -28,6 +30,10 @@ type DecodeOptions struct {
 	MaxMessageBytes int              // cap for Call.Message and Call.RPCMessage, 0 = 512
 	Redactor        *Redactor        // nil = DefaultRedactor()
 	Now             func() time.Time // for IngestedMs; nil = time.Now
+	// Tenants, when set, are the only tenants a line may name: the ingest
+	// token's. A line naming another tenant is rejected; a line naming
+	// none gets DefaultTenant, which should be the first of Tenants.
+	Tenants []string
 }
 
 // ErrSkip is returned for a valid line that is not a tools/call (counted and
@@ -131,7 +137,44 @@ func DecodeCapture(line []byte, opts *DecodeOptions) (Call, classify.Input, erro
 	if err := d.check(); err != nil {
 		return Call{}, classify.Input{}, err
 	}
-	return d.build()
+	c, in, err := d.build()
+	if err != nil {
+		return Call{}, classify.Input{}, err
+	}
+	if err := checkIdentity(&c); err != nil {
+		return Call{}, classify.Input{}, err
+	}
+	if opts != nil && len(opts.Tenants) > 0 && !slices.Contains(opts.Tenants, c.Tenant) {
+		return Call{}, classify.Input{}, fmt.Errorf("tenant %s is not allowed for this token (allowed: %s)",
+			quoteShort([]byte(c.Tenant)), strings.Join(opts.Tenants, ", "))
+	}
+	return c, in, nil
+}
+
+// Fixed limits on the names and ids of a call. Names become sort-key and
+// low-cardinality columns and API filters (which take 256 bytes at most);
+// ids are part of the call identity. Longer values are rejected rather
+// than cut, because a cut value would change the call's identity.
+const (
+	maxNameBytes = 256
+	maxIDBytes   = 512
+)
+
+// checkIdentity rejects a call whose names or ids exceed the fixed limits.
+func checkIdentity(c *Call) error {
+	for _, f := range [...]struct {
+		name, v string
+		max     int
+	}{
+		{"tenant", c.Tenant, maxNameBytes}, {"server", c.Server, maxNameBytes}, {"params.name (tool)", c.Tool, maxNameBytes},
+		{"client", c.Client, maxNameBytes}, {"protocol_version", c.ProtocolVersion, maxNameBytes},
+		{"session_id", c.SessionID, maxIDBytes}, {"request id", c.RequestID, maxIDBytes}, {"trace id", c.TraceID, maxIDBytes},
+	} {
+		if len(f.v) > f.max {
+			return fmt.Errorf("%s: %d bytes, more than the limit of %d", f.name, len(f.v), f.max)
+		}
+	}
+	return nil
 }
 
 func isBlank(b []byte) bool {
@@ -1065,6 +1108,8 @@ func (d *capDecoder) build() (Call, classify.Input, error) {
 		canon = append(d.canon.out[:0], "{}"...)
 	}
 	argsHash := xxhash.Sum64(canon)
+	argsRaw := span{len(d.raw), len(d.raw) + len(canon), true} // unredacted, for Input.Arguments
+	d.raw = append(d.raw, canon...)
 	hashOnly := lim.red.hashOnlyBytes(d.arena[server.a:server.b])
 	if err := d.ex.run(canon, lim.red, hashOnly, lim.maxValue); err != nil {
 		return Call{}, classify.Input{}, err
@@ -1216,6 +1261,7 @@ func (d *capDecoder) build() (Call, classify.Input, error) {
 		in.ErrorData = rawAt(r.errData)
 		in.Structured = rawAt(r.structured)
 		in.ResultMeta = rawAt(r.meta)
+		in.Arguments = rawAt(argsRaw)
 	}
 	if !r.hasResult {
 		in.Texts, in.Structured, in.ResultMeta = nil, nil, nil

@@ -6,5 +6,8 @@
 // buffer that pushes back → inserted by write.go with native batches.
 // http.go and otlp_receiver.go are the receivers. Goroutines are started only
 // by Batcher.Run and OTLP.Run (the span-pairing clock); both end with their
-// context.
+// context. Tool definitions (tools/list lines and spans, POST /v1/tools:
+// tooldefs*.go) feed a catalog against which validate.go checks every call;
+// their rows and the violations go through Tools' own memory queue, inserted
+// by Tools.Run, which also ends with its context (docs/schemas.md).
 package pipeline

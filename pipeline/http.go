@@ -139,6 +139,7 @@ func (h *Ingest) calls(r *http.Request) (Result, error) {
 	if res.Rejected > 0 {
 		h.m.rejected.WithLabelValues("bad_line").Add(float64(res.Rejected))
 	}
+	h.m.argsCapped.Add(float64(res.Capped))
 	for i := range calls {
 		h.m.classified.WithLabelValues(calls[i].Category).Inc()
 	}

@@ -21,6 +21,19 @@ type Metrics struct {
 	insertSeconds *prometheus.HistogramVec
 	insertErrors  *prometheus.CounterVec
 	inserted      *prometheus.CounterVec
+	insertFails   *prometheus.CounterVec
+	deadLettered  *prometheus.CounterVec
+
+	spoolBytes    prometheus.Gauge
+	spoolPending  prometheus.Gauge
+	spoolCapacity prometheus.Gauge
+	spoolSegments prometheus.Gauge
+	spoolFsync    prometheus.Histogram
+	spoolErrors   *prometheus.CounterVec
+	spilled       prometheus.Counter
+	replayed      prometheus.Counter
+	inflight      prometheus.Gauge
+	argsCapped    prometheus.Counter
 }
 
 // NewMetrics registers the pipeline metrics on reg.
@@ -37,7 +50,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"reason"}),
 		dropped: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_calls_dropped_total",
-			Help: "Calls not accepted or lost after acceptance, by reason (buffer_full, insert_failed).",
+			Help: "Calls not accepted (the sender got 4xx/5xx and may resend: buffer_full, spool_full, disk_full, too_many_requests) or lost after acceptance (spool_corrupt, shutdown_timeout without a spool, dead_letter_failed), by reason.",
 		}, []string{"reason"}),
 		classified: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_calls_classified_total",
@@ -69,6 +82,55 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "mcplens_ingest_rows_inserted_total",
 			Help: "Rows inserted into ClickHouse, by table.",
 		}, []string{"table"}),
+		insertFails: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_insert_failures_total",
+			Help: "Failed batch inserts by table and kind: network, timeout and server_busy are retried; server_rejected and bad_row move the rows to dead_letters.",
+		}, []string{"table", "kind"}),
+		deadLettered: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_calls_dead_lettered_total",
+			Help: "Accepted calls that ClickHouse refused for good (schema or type errors) and that were written to dead_letters instead, by reason (server_rejected, bad_row).",
+		}, []string{"reason"}),
+		spoolBytes: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_spool_bytes",
+			Help: "Bytes of spool segment files on disk (pending bytes plus at most one segment of confirmed ones).",
+		}),
+		spoolPending: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_spool_pending_bytes",
+			Help: "Bytes of spooled calls not yet confirmed by ClickHouse; receivers answer 503 when a request would take it past mcplens_ingest_spool_capacity_bytes.",
+		}),
+		spoolCapacity: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_spool_capacity_bytes",
+			Help: "Most bytes of unconfirmed calls the spool may hold (-spool-max-bytes).",
+		}),
+		spoolSegments: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_spool_segments",
+			Help: "Spool segment files on disk.",
+		}),
+		spoolFsync: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mcplens_ingest_spool_fsync_duration_seconds",
+			Help:    "Latency of one spool fsync (shared by the requests waiting on it under -spool-fsync=always).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 3, 10),
+		}),
+		spoolErrors: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_spool_errors_total",
+			Help: "Spool I/O errors by operation (write, fsync, read, checkpoint, corrupt).",
+		}, []string{"op"}),
+		spilled: f.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_ingest_spool_spilled_calls_total",
+			Help: "Accepted calls kept only on disk because the memory queue was full; they are read back in order.",
+		}),
+		replayed: f.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_ingest_spool_read_calls_total",
+			Help: "Calls read back from the spool: spilled calls, and on start the calls a previous process left.",
+		}),
+		argsCapped: f.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_ingest_args_capped_total",
+			Help: "Accepted capture lines whose exploded arguments were cut by the MaxArgs or MaxValueBytes caps (args_json keeps them whole; docs/capture-format.md).",
+		}),
+		inflight: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_inflight_requests",
+			Help: "Receiver requests being served (-max-concurrent-requests bounds it).",
+		}),
 	}
 }
 

@@ -96,6 +96,7 @@ type spanFacts struct {
 	reqID         string
 	args          string
 	argsKind      uint8
+	argsLossy     bool // rebuilt from Sentry's lowercased per-key attributes: not schema-validated
 
 	info     uint8 // outcome knowledge: 0 none, 1 flags, 2 a result, an error or a local failure
 	noResp   bool
@@ -162,6 +163,9 @@ func (d *traceDecoder) decodeTraces(td ptrace.Traces) ([]spanFacts, []DeadLetter
 					facts = append(facts, f)
 				case errors.Is(err, errSkipSpan):
 					st.skipped++
+					if defs, ok := d.toolsListSpan(rs.Resource(), sp); ok {
+						d.p.Tools.Observe(defs, ToolSourceOTLP)
+					}
 				default:
 					d.reject(&st, &dead, rs.Resource(), ss.Scope(), sp, n, "bad_span", err.Error())
 				}
@@ -190,7 +194,7 @@ func (d *traceDecoder) reject(st *tracesStats, dead *[]DeadLetter, res pcommon.R
 	}
 	tenant := d.p.Decode.tenantOr()
 	if v, ok := res.Attributes().Get(d.cfg.TenantAttribute); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-		tenant = cut(v.Str(), 256)
+		tenant = d.p.Decode.deadLetterTenant(cut(v.Str(), 256))
 	}
 	*dead = append(*dead, DeadLetter{Received: d.now, Tenant: tenant, Source: sourceOTLP, Line: uint32(n),
 		Reason: reason, Payload: spanPayload(res, scope, sp)})
@@ -672,7 +676,7 @@ func (d *traceDecoder) arguments(f *spanFacts, a pcommon.Map, entityInput, lfPar
 	}
 	b = append(b, '}')
 	d.buf = b
-	f.args, f.argsKind = string(b), argsJSON
+	f.args, f.argsKind, f.argsLossy = string(b), argsJSON, true
 }
 
 // outcome fills the result and error facts: codes and flags in the order
@@ -985,10 +989,18 @@ func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 		// Unknown arguments never compare equal: no call reads as an
 		// unchanged re-call of another.
 		c.ArgsJSON, c.ArgsHash, c.ArgKeys, c.ArgValues = "", c.CallID, nil, nil
+		in.Arguments = nil // not validated
 	case argsHashed:
 		c.ArgsJSON, c.ArgsHash, c.ArgKeys, c.ArgValues = "", xxhash.Sum64String(f.args), nil, nil
+		in.Arguments = nil
+	}
+	if f.argsLossy {
+		in.Arguments = nil
 	}
 	Apply(&c, d.p.Classifier.Classify(&in), d.p.Classifier.Version())
+	if d.p.Tools != nil {
+		d.p.Tools.Check(&c, &in)
+	}
 	return c, nil
 }
 

@@ -52,7 +52,7 @@ func (d *traceDecoder) rejectFacts(st *tracesStats, dead *[]DeadLetter, f *spanF
 	if st.firstErr == "" {
 		st.firstErr = reason
 	}
-	*dead = append(*dead, DeadLetter{Received: d.now, Tenant: f.tenant, Source: sourceOTLP, Line: uint32(f.index),
+	*dead = append(*dead, DeadLetter{Received: d.now, Tenant: d.p.Decode.deadLetterTenant(f.tenant), Source: sourceOTLP, Line: uint32(f.index),
 		Reason: reason, Payload: string(d.buf[:utf8Cut(d.buf, MaxDeadLetterPayload)])})
 }
 
@@ -315,7 +315,7 @@ func (o *OTLP) release(all bool) bool {
 	defer p.mu.Unlock()
 	due := p.expired(now, all)
 	if len(due) > 0 {
-		if o.batcher.Queued()+len(due) > o.batcher.cfg.QueueCapacity {
+		if !o.batcher.hasRoom(len(due)) {
 			p.compact(now)
 			return false
 		}

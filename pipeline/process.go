@@ -6,16 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mcplens/mcplens/pipeline/classify"
 )
 
 // Processor turns capture lines into classified Calls: DecodeCapture, then
-// the classifier. It holds no mutable state and is safe for concurrent use.
+// the classifier, then (with Tools) schema validation. It holds no mutable
+// state of its own and is safe for concurrent use.
 type Processor struct {
 	Decode     DecodeOptions
 	Classifier *classify.Classifier
+	// Tools, when set, captures the definitions of tools/list lines and
+	// validates every call against them (docs/schemas.md); nil skips
+	// tools/list lines as other methods are skipped.
+	Tools *Tools
 }
 
 // Apply copies the classifier's verdict into c.
@@ -40,7 +46,27 @@ func (p *Processor) Line(line []byte) (Call, error) {
 		return Call{}, err
 	}
 	Apply(&c, p.Classifier.Classify(&in), p.Classifier.Version())
+	if p.Tools != nil {
+		p.Tools.Check(&c, &in)
+	}
 	return c, nil
+}
+
+// toolsList captures the definitions of a tools/list line that Line
+// skipped: ok reports that it did, and err rejects the line.
+func (p *Processor) toolsList(line []byte) (ok bool, err error) {
+	if p.Tools == nil || !isToolsList(line) {
+		return false, nil
+	}
+	defs, err := DecodeToolsList(line, &p.Decode)
+	if errors.Is(err, ErrSkip) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	p.Tools.Observe(defs, ToolSourceCapture)
+	return true, nil
 }
 
 // LineError is a rejected line of an NDJSON body.
@@ -55,6 +81,13 @@ type Result struct {
 	Skipped  int         `json:"skipped"`
 	Rejected int         `json:"rejected"`
 	Errors   []LineError `json:"errors"`
+	// ToolLists counts tools/list lines whose definitions were captured
+	// (Processor.Tools); they are neither accepted calls nor skipped.
+	ToolLists int `json:"tool_lists,omitempty"`
+	// Capped counts accepted lines whose exploded arguments (arg_keys,
+	// arg_values) were cut by MaxArgs or MaxValueBytes; args_json keeps
+	// the arguments whole.
+	Capped int `json:"capped,omitempty"`
 }
 
 // MaxReportedErrors caps the per-line errors returned in one Result; every
@@ -87,10 +120,19 @@ func (p *Processor) ReadNDJSON(r io.Reader, tenant string, now time.Time, emit f
 			if tooLong {
 				reason = fmt.Sprintf("line exceeds %d bytes", maxLine)
 			} else if c, derr := p.Line(trimmed); derr == nil {
+				if argsCapped(&c, &p.Decode) {
+					res.Capped++
+				}
 				emit(c)
 				res.Accepted++
 			} else if errors.Is(derr, ErrSkip) {
-				res.Skipped++
+				if ok, terr := p.toolsList(trimmed); terr != nil {
+					reason = terr.Error()
+				} else if ok {
+					res.ToolLists++
+				} else {
+					res.Skipped++
+				}
 			} else {
 				reason = derr.Error()
 			}
@@ -128,6 +170,36 @@ func readLine(br *bufio.Reader, buf []byte, max int) (line []byte, tooLong bool,
 		}
 		return buf, tooLong, err
 	}
+}
+
+// argsCapped reports whether the exploded arguments of c were cut: as many
+// entries as MaxArgs allows, or a key or value ending in the marker that
+// appendCapped writes ("…#" and 16 hex digits).
+func argsCapped(c *Call, o *DecodeOptions) bool {
+	maxArgs := defaultMaxArgs
+	if o.MaxArgs > 0 {
+		maxArgs = o.MaxArgs
+	}
+	if len(c.ArgKeys) >= maxArgs {
+		return true
+	}
+	for _, list := range [2][]string{c.ArgKeys, c.ArgValues} {
+		for _, v := range list {
+			if len(v) >= cappedMarkerLen && strings.HasPrefix(v[len(v)-cappedMarkerLen:], "…#") && isHexDigits(v[len(v)-16:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isHexDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !('0' <= s[i] && s[i] <= '9' || 'a' <= s[i] && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func b2u(b bool) uint8 {

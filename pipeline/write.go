@@ -1,8 +1,8 @@
 package pipeline
 
 import (
-	_ "embed"
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -56,7 +56,7 @@ func (w *Writer) WriteCalls(ctx context.Context, calls []Call) error {
 	defer batch.Close() //nolint:errcheck // releases the connection when Send is not reached
 	for i := range calls {
 		if err := batch.Append(calls[i].Values()...); err != nil {
-			return fmt.Errorf("append call %d: %w", i, err)
+			return &RowError{Index: i, Err: err}
 		}
 	}
 	if batch.Rows() != len(calls) {

@@ -1,9 +1,11 @@
 -- Failure rate per tool, failure category and JSON-RPC code: of all calls of a
 -- tool in a bucket, the share that failed with that category and code. Buckets
 -- are @step_s seconds from @from_s (one bucket covering the range when no step
--- is asked). Reads calls FINAL so that a re-ingested call counts once; relies
--- on the daily partitions for the time filter and on the (tenant, server,
--- tool) prefix of the sort key for the filters.
+-- is asked). A call ingested more than once counts once, as its latest ingest:
+-- the counts of every row minus those of the copies a later ingest replaced
+-- (see overview_totals.sql for the method; it replaces FINAL). Relies on the
+-- daily partitions for the time filter and on the (tenant, server, tool)
+-- prefix of the sort key for the filters.
 SELECT
   bucket AS time,
   tool_ AS tool,
@@ -15,20 +17,55 @@ SELECT
 FROM (
   SELECT bucket, tool_, sum(n) AS calls_, groupArray((cat, code_, n, f)) AS g
   FROM (
-    SELECT
-      toDateTime(@from_s + intDiv(toInt64(toUInt32(ts)) - @from_s, @step_s) * @step_s, 'UTC') AS bucket,
-      tool AS tool_,
-      category AS cat,
-      rpc_code AS code_,
-      is_failure AS f,
-      count() AS n
-    FROM calls FINAL
-    WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
-      AND ts_ms >= @from_ms AND ts_ms < @to_ms
-      AND (@tenant = '' OR tenant = @tenant)
-      AND (@server = '' OR server = @server)
-      AND (@tool = '' OR tool = @tool)
+    SELECT bucket, tool_, cat, code_, f, toUInt64(sum(w)) AS n
+    FROM (
+      SELECT
+        toDateTime(@from_s + intDiv(toInt64(toUInt32(ts)) - @from_s, @step_s) * @step_s, 'UTC') AS bucket,
+        CAST(tool AS String) AS tool_,
+        CAST(category AS String) AS cat,
+        rpc_code AS code_,
+        is_failure AS f,
+        toInt64(count()) AS w
+      FROM calls
+      WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+        AND ts_ms >= @from_ms AND ts_ms < @to_ms
+        AND (@tenant = '' OR tenant = @tenant)
+        AND (@all_tenants = 1 OR has(@tenants, tenant))
+        AND (@server = '' OR server = @server)
+        AND (@tool = '' OR tool = @tool)
+      GROUP BY bucket, tool, category, rpc_code, is_failure
+      UNION ALL
+      SELECT
+        toDateTime(@from_s + intDiv(toInt64(s.2) - @from_s, @step_s) * @step_s, 'UTC'),
+        tool_, s.3, s.4, s.5, toInt64(-1)
+      FROM (
+        SELECT
+          CAST(tool AS String) AS tool_,
+          arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, toUInt32(ts), CAST(category AS String), rpc_code, is_failure)))) AS stale
+        FROM calls
+        WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+          AND ts_ms >= @from_ms AND ts_ms < @to_ms
+          AND (@tenant = '' OR tenant = @tenant)
+          AND (@all_tenants = 1 OR has(@tenants, tenant))
+          AND (@server = '' OR server = @server)
+          AND (@tool = '' OR tool = @tool)
+          AND call_id GLOBAL IN (
+            SELECT call_id
+            FROM calls
+            WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+              AND ts_ms >= @from_ms AND ts_ms < @to_ms
+              AND (@tenant = '' OR tenant = @tenant)
+              AND (@all_tenants = 1 OR has(@tenants, tenant))
+              AND (@server = '' OR server = @server)
+              AND (@tool = '' OR tool = @tool)
+            GROUP BY call_id
+            HAVING count() > 1)
+        GROUP BY tenant, server, tool, session_key, ts_ms, call_id
+      )
+      ARRAY JOIN stale AS s
+    )
     GROUP BY bucket, tool_, cat, code_, f
+    HAVING sum(w) > 0
   )
   GROUP BY bucket, tool_
 )

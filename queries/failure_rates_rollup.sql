@@ -22,6 +22,7 @@ FROM (
     FROM calls_5m
     WHERE bucket >= toDateTime(@from_s, 'UTC') AND bucket < toDateTime(@to_s, 'UTC')
       AND (@tenant = '' OR tenant = @tenant)
+      AND (@all_tenants = 1 OR has(@tenants, tenant))
       AND (@server = '' OR server = @server)
       AND (@tool = '' OR tool = @tool)
     GROUP BY b, tool_, cat, code_, f

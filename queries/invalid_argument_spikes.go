@@ -62,6 +62,10 @@ type Spike struct {
 	BaselineShare float64    `json:"baseline_share"`
 	Ratio         float64    `json:"ratio"` // share / baseline share; 0 when the baseline share is 0
 	TopArgs       []ArgCount `json:"top_args"`
+	// DefinitionChangedAt is when the tool's definition changed in the
+	// bucket or in the one before it (the latest such change; tool_changes.go),
+	// null when it did not: a spike right after a change points at the change.
+	DefinitionChangedAt *time.Time `json:"definition_changed_at"`
 }
 
 // InvalidArgumentSpikes returns the buckets of [f.From, f.To) in which a
@@ -124,6 +128,9 @@ func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions)
 			s.TopArgs = []ArgCount{}
 		}
 		out = append(out, s)
+	}
+	if err := attachDefinitionChanges(ctx, db, f, o.Step, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

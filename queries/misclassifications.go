@@ -1,8 +1,10 @@
 package queries
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -69,6 +71,16 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 	}
 	for i := range rows {
 		rows[i].Evidence = rows[i].evidence()
+	}
+	extra, err := retriedNonIdempotent(ctx, db, f, window, minChains)
+	if err != nil {
+		return nil, fmt.Errorf("misclassifications: %w", err)
+	}
+	if len(extra) > 0 {
+		rows = append(rows, extra...)
+		slices.SortStableFunc(rows, func(a, b Misclassification) int {
+			return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
+		})
 	}
 	return rows, nil
 }

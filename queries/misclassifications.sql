@@ -11,8 +11,11 @@
 -- chains is a share below 10 %; 2 * recovered >= chains is at least 50 %).
 -- The misflagged rows count calls in [from, to), continuations included, per
 -- the call's own tool and category, and need min_chains misflagged calls.
--- Reads calls FINAL; relies on the daily partitions for the time filter and
--- on the (tenant, server, tool) prefix of the sort key for the filters.
+-- A call ingested more than once counts once, as its latest ingest, without
+-- FINAL: the chains drop copies in the array step (see retry_outcomes.sql),
+-- the misflagged counts subtract the copies a later ingest replaced (see
+-- overview_totals.sql). Relies on the daily partitions for the time filter
+-- and on the (tenant, server, tool) prefix of the sort key for the filters.
 SELECT kind, tool, category, chains, calls, recovered, total
 FROM (
   SELECT
@@ -43,7 +46,7 @@ FROM (
     FROM (
       SELECT
         tool AS tool_,
-        arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, category, declared_retryable, expected_retryable))) AS c0,
+        arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0,
         arrayMap(x -> x.1, c0) AS t0,
         arrayMap(x -> x.3, c0) AS id0,
         arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
@@ -67,11 +70,12 @@ FROM (
             arrayFilter((x, e) -> e = 1, f, en),
             arrayFilter((x, s) -> s = 1, dc, st),
             arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
-      FROM calls FINAL
+      FROM calls
       WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
         AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
         AND continuation = 0
         AND (@tenant = '' OR tenant = @tenant)
+        AND (@all_tenants = 1 OR has(@tenants, tenant))
         AND (@server = '' OR server = @server)
         AND (@tool = '' OR tool = @tool)
       GROUP BY tenant, server, session_key, tool
@@ -89,19 +93,55 @@ FROM (
   UNION ALL
   SELECT
     'misflagged' AS kind,
-    CAST(tool AS String) AS tool_m,
-    CAST(category AS String) AS category_m,
+    tool_m,
+    category_m,
     toUInt64(0) AS chains,
-    toUInt64(sum(misflagged)) AS calls_m,
+    toUInt64(sum(mf)) AS calls_m,
     toUInt64(0) AS recovered,
-    toUInt64(count()) AS total
-  FROM calls FINAL
-  WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
-    AND ts_ms >= @from_ms AND ts_ms < @to_ms
-    AND (@tenant = '' OR tenant = @tenant)
-    AND (@server = '' OR server = @server)
-    AND (@tool = '' OR tool = @tool)
-  GROUP BY tool, category
-  HAVING sum(misflagged) >= @min_chains
+    toUInt64(sum(n)) AS total
+  FROM (
+    SELECT
+      CAST(tool AS String) AS tool_m,
+      CAST(category AS String) AS category_m,
+      toInt64(sum(misflagged)) AS mf,
+      toInt64(count()) AS n
+    FROM calls
+    WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+      AND ts_ms >= @from_ms AND ts_ms < @to_ms
+      AND (@tenant = '' OR tenant = @tenant)
+      AND (@all_tenants = 1 OR has(@tenants, tenant))
+      AND (@server = '' OR server = @server)
+      AND (@tool = '' OR tool = @tool)
+    GROUP BY tool, category
+    UNION ALL
+    SELECT tool_m, s.2, -toInt64(s.3), toInt64(-1)
+    FROM (
+      SELECT
+        CAST(tool AS String) AS tool_m,
+        arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, CAST(category AS String), misflagged)))) AS stale
+      FROM calls
+      WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+        AND ts_ms >= @from_ms AND ts_ms < @to_ms
+        AND (@tenant = '' OR tenant = @tenant)
+        AND (@all_tenants = 1 OR has(@tenants, tenant))
+        AND (@server = '' OR server = @server)
+        AND (@tool = '' OR tool = @tool)
+        AND call_id GLOBAL IN (
+          SELECT call_id
+          FROM calls
+          WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+            AND ts_ms >= @from_ms AND ts_ms < @to_ms
+            AND (@tenant = '' OR tenant = @tenant)
+            AND (@all_tenants = 1 OR has(@tenants, tenant))
+            AND (@server = '' OR server = @server)
+            AND (@tool = '' OR tool = @tool)
+          GROUP BY call_id
+          HAVING count() > 1)
+      GROUP BY tenant, server, tool, session_key, ts_ms, call_id
+    )
+    ARRAY JOIN stale AS s
+  )
+  GROUP BY tool_m, category_m
+  HAVING calls_m >= @min_chains
 )
 ORDER BY kind, tool, category

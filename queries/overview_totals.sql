@@ -1,17 +1,64 @@
 -- Header totals for the range: calls, failures, empty results (of the
 -- non-failed calls), calls whose isError contradicts their class, and how many
--- tools and sessions they span. Reads calls FINAL so re-ingested calls count once.
+-- tools and sessions they span.
+--
+-- A call ingested more than once counts once, as its latest ingest (the row
+-- FINAL would keep), without FINAL: the totals of every row in the range,
+-- minus the copies that a later ingest of the same call replaced. Those
+-- stale copies are found among the rows whose call_id occurs more than once,
+-- grouped by the sort key (FINAL's dedupe key) and ordered by ingested_ms.
+-- FINAL merges every row of the range in one thread on 18.16; this costs a
+-- hash of call_id instead (BENCHMARKS.md). GLOBAL IN builds the set once:
+-- with IN inside a subquery, 18.16 ran the set's query again for each level.
+-- Copies share tool and session key, so the distinct counts need no
+-- correction. Relies on the daily partitions for the time filter and on the
+-- (tenant, server, tool) prefix of the sort key for the filters.
 SELECT
-  count() AS calls_n,
-  sum(is_failure) AS failures_n,
-  countIf(is_failure = 0) AS non_failed_n,
-  countIf(category = 'EMPTY_RESULT') AS empty_n,
-  sum(misflagged) AS misflagged_n,
-  uniqExact(tool) AS tools_n,
-  uniqExact(session_key) AS sessions_n
-FROM calls FINAL
-WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
-  AND ts_ms >= @from_ms AND ts_ms < @to_ms
-  AND (@tenant = '' OR tenant = @tenant)
-  AND (@server = '' OR server = @server)
-  AND (@tool = '' OR tool = @tool)
+  toUInt64(sum(n)) AS calls_n,
+  toUInt64(sum(fail)) AS failures_n,
+  toUInt64(sum(n) - sum(fail)) AS non_failed_n,
+  toUInt64(sum(empty)) AS empty_n,
+  toUInt64(sum(mf)) AS misflagged_n,
+  toUInt64(sum(tools)) AS tools_n,
+  toUInt64(sum(sessions)) AS sessions_n
+FROM (
+  SELECT
+    toInt64(count()) AS n,
+    toInt64(sum(is_failure)) AS fail,
+    toInt64(countIf(category = 'EMPTY_RESULT')) AS empty,
+    toInt64(sum(misflagged)) AS mf,
+    toInt64(uniqExact(tool)) AS tools,
+    toInt64(uniqExact(session_key)) AS sessions
+  FROM calls
+  WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+    AND ts_ms >= @from_ms AND ts_ms < @to_ms
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@all_tenants = 1 OR has(@tenants, tenant))
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+  UNION ALL
+  SELECT toInt64(-1), -toInt64(s.2), -toInt64(s.3 = 'EMPTY_RESULT'), -toInt64(s.4), toInt64(0), toInt64(0)
+  FROM (
+    SELECT arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, is_failure, CAST(category AS String), misflagged)))) AS stale
+    FROM calls
+    WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+      AND ts_ms >= @from_ms AND ts_ms < @to_ms
+      AND (@tenant = '' OR tenant = @tenant)
+      AND (@all_tenants = 1 OR has(@tenants, tenant))
+      AND (@server = '' OR server = @server)
+      AND (@tool = '' OR tool = @tool)
+      AND call_id GLOBAL IN (
+        SELECT call_id
+        FROM calls
+        WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+          AND ts_ms >= @from_ms AND ts_ms < @to_ms
+          AND (@tenant = '' OR tenant = @tenant)
+          AND (@all_tenants = 1 OR has(@tenants, tenant))
+          AND (@server = '' OR server = @server)
+          AND (@tool = '' OR tool = @tool)
+        GROUP BY call_id
+        HAVING count() > 1)
+    GROUP BY tenant, server, tool, session_key, ts_ms, call_id
+  )
+  ARRAY JOIN stale AS s
+)

@@ -34,14 +34,24 @@ type DB interface {
 
 // Filter selects the calls a query reads: request time in [From, To), and
 // optional exact matches on tenant, server and tool ("" matches all).
+// Tenants, when not empty, is an allow-list on top of Tenant: the tenants
+// of the API token that asks (every query binds it as @tenants and has
+// "(@all_tenants = 1 OR has(@tenants, tenant))").
 type Filter struct {
 	From, To time.Time
 	Tenant   string
 	Server   string
 	Tool     string
+	Tenants  []string
 }
 
 func (f Filter) args() []any {
+	// 18.16 cannot type has() over an empty array literal, so "all
+	// tenants" is a flag with a one-element list beside it.
+	all, tenants := 0, f.Tenants
+	if len(tenants) == 0 {
+		all, tenants = 1, []string{""}
+	}
 	return []any{
 		clickhouse.Named("from_s", f.From.Unix()),
 		clickhouse.Named("to_s", f.To.Unix()),
@@ -50,6 +60,8 @@ func (f Filter) args() []any {
 		clickhouse.Named("tenant", f.Tenant),
 		clickhouse.Named("server", f.Server),
 		clickhouse.Named("tool", f.Tool),
+		clickhouse.Named("all_tenants", all),
+		clickhouse.Named("tenants", tenants),
 	}
 }
 

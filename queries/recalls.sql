@@ -4,10 +4,11 @@
 -- next call also had the identical args_hash: the agent sent the same request
 -- again. Sequences are built as in retry_outcomes.sql: calls of one (tenant,
 -- server, session_key, tool), continuations left out, ordered by (ts_ms,
--- request_id, call_id), duplicate copies dropped. Reads calls FINAL in
--- [from, to + window), so that a failure near the end of the range still has
--- its next call. Relies on the daily partitions for the time filter and on
--- the (tenant, server, tool) prefix of the sort key for the filters.
+-- request_id, call_id), duplicate copies dropped by the array step, without
+-- FINAL (see retry_outcomes.sql). Reads [from, to + window), so that a
+-- failure near the end of the range still has its next call. Relies on the
+-- daily partitions for the time filter and on the (tenant, server, tool)
+-- prefix of the sort key for the filters.
 SELECT
   tool_ AS tool,
   fc.1 AS category,
@@ -17,7 +18,7 @@ SELECT
 FROM (
   SELECT
     tool AS tool_,
-    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, category))) AS c0,
+    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String)))) AS c0,
     arrayMap(x -> x.1, c0) AS t0,
     arrayMap(x -> x.3, c0) AS id0,
     arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
@@ -32,11 +33,12 @@ FROM (
     arrayFilter(
       x -> x.4 = 1 AND x.5 >= @from_ms AND x.5 < @to_ms,
       arrayMap((x, n, s) -> (x.7, n, s, x.5, x.1), c, nx, same)) AS fails
-  FROM calls FINAL
+  FROM calls
   WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
     AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
     AND continuation = 0
     AND (@tenant = '' OR tenant = @tenant)
+    AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)
     AND (@tool = '' OR tool = @tool)
   GROUP BY tenant, server, session_key, tool

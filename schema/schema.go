@@ -96,6 +96,14 @@ func Ready(ctx context.Context, db Selecter) error {
 // and records it. Each statement is idempotent, so a crash between a statement
 // and its record is repaired by the next Apply. It returns the applied names.
 func Apply(ctx context.Context, db DB) ([]string, error) {
+	return ApplyCluster(ctx, db, "")
+}
+
+// ApplyCluster is Apply in cluster mode when cluster is not empty: each
+// migration runs as the ON CLUSTER statements of ClusterStatements, in the
+// connection's database on every node of cluster, and is recorded in the
+// Distributed schema_migrations. With an empty cluster it is Apply.
+func ApplyCluster(ctx context.Context, db DB, cluster string) ([]string, error) {
 	ms, err := Migrations()
 	if err != nil {
 		return nil, err
@@ -104,24 +112,71 @@ func Apply(ctx context.Context, db DB) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	stmts := make([][]string, len(ms))
+	for i, m := range ms {
+		stmts[i] = []string{m.SQL}
+	}
+	recordCtx := ctx
+	if cluster != "" {
+		if stmts, err = clusterPlan(ctx, db, ms, cluster); err != nil {
+			return nil, err
+		}
+		// The record must be on its shard before the next Apply reads it.
+		recordCtx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1}))
+	}
 	done, err := AppliedVersions(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	var applied []string
-	for _, m := range ms {
+	for i, m := range ms {
 		if done[m.Version] {
 			continue
 		}
-		if err := db.Exec(ddlCtx, m.SQL); err != nil {
-			return applied, fmt.Errorf("migration %s: %w", m.Name, err)
+		for _, stmt := range stmts[i] {
+			if err := db.Exec(ddlCtx, stmt); err != nil {
+				return applied, fmt.Errorf("migration %s: %w", m.Name, err)
+			}
 		}
-		if err := record(ctx, db, m); err != nil {
+		if err := record(recordCtx, db, m); err != nil {
 			return applied, err
 		}
 		applied = append(applied, m.Name)
 	}
 	return applied, nil
+}
+
+// clusterPlan returns the cluster statements of ms for the connection's
+// database. On servers older than 19.3 it first checks that LowCardinality
+// is allowed by the settings profile: ON CLUSTER statements run in each
+// node's DDL worker with the server's default profile, so the setting
+// DDLContext sends with the statement does not reach them.
+func clusterPlan(ctx context.Context, db DB, ms []Migration, cluster string) ([][]string, error) {
+	var rows []struct {
+		Database string `ch:"db"`
+		Version  string `ch:"v"`
+	}
+	if err := db.Select(ctx, &rows, "SELECT currentDatabase() AS db, version() AS v"); err != nil {
+		return nil, fmt.Errorf("cluster mode: current database: %w", err)
+	}
+	if len(rows) != 1 {
+		return nil, fmt.Errorf("cluster mode: current database: %d rows", len(rows))
+	}
+	if olderThan193(rows[0].Version) {
+		var lc []struct {
+			V string `ch:"v"`
+		}
+		err := db.Select(ctx, &lc, "SELECT value AS v FROM system.settings WHERE name = 'allow_experimental_low_cardinality_type'")
+		if err != nil {
+			return nil, fmt.Errorf("cluster mode: read allow_experimental_low_cardinality_type: %w", err)
+		}
+		if len(lc) != 1 || lc[0].V != "1" {
+			return nil, fmt.Errorf("cluster mode on ClickHouse %s: ON CLUSTER DDL runs with the servers' default profile, which must allow LowCardinality: "+
+				"add <allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type> to the default profile in users.xml "+
+				"of every server and restart them (docs/scaling.md)", rows[0].Version)
+		}
+	}
+	return ClusterStatements(ms, cluster, rows[0].Database)
 }
 
 // AppliedVersions reads schema_migrations; a missing table means none.

@@ -73,7 +73,7 @@ else
   echo "demo: using ClickHouse at $CLICKHOUSE_ADDR"
 fi
 
-bin/ingest serve -listen "$ingest_addr" >"$state/ingest.log" 2>&1 &
+bin/ingest serve -listen "$ingest_addr" -spool-dir "$state/spool" >"$state/ingest.log" 2>&1 &
 pids+=($!)
 wait_http "http://$ingest_addr/healthz" ingest
 bin/api -listen "$api_addr" >"$state/api.log" 2>&1 &
@@ -81,7 +81,7 @@ pids+=($!)
 wait_http "http://$api_addr/readyz" api
 
 echo "demo: generating $sessions sessions of sample traffic (3 h ending now)"
-bin/ingest sample -sessions "$sessions" >"$state/sample.ndjson"
+bin/ingest sample -tools-list -sessions "$sessions" >"$state/sample.ndjson"
 lines=$(wc -l <"$state/sample.ndjson")
 rm -f "$state"/chunk.*
 split -l 5000 "$state/sample.ndjson" "$state/chunk."
@@ -107,6 +107,8 @@ Try:
   curl -s 'http://$api_addr/api/v1/retry-outcomes'
   curl -s 'http://$api_addr/api/v1/empty-results?tool=search_docs&min_calls=3'
   curl -s 'http://$api_addr/api/v1/misclassifications'
+  curl -s 'http://$api_addr/api/v1/tools?server=kb'
+  curl -s 'http://$api_addr/api/v1/schema-violations'
   bin/ingest sample -sessions 50 | curl -s --data-binary @- http://$ingest_addr/v1/calls
 
 Logs in $state/. Press Ctrl-C to stop.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests and the demo need on a Debian machine, once:
-# clickhouse-server/client (ClickHouse 18.16) and Prometheus (promtool) from
-# apt, docker-compose (config validation only), libchdb.so (ClickHouse 26.7
-# in-process) from npm, and the Go modules. Safe to re-run: it installs only
-# what is missing.
+# clickhouse-server/client (ClickHouse 18.16), ZooKeeper (the cluster tests)
+# and Prometheus (promtool) from apt, docker-compose (config validation
+# only), libchdb.so (ClickHouse 26.7 in-process) from npm, and the Go
+# modules. Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +12,7 @@ command -v clickhouse-server >/dev/null || need+=(clickhouse-server)
 command -v clickhouse-client >/dev/null || need+=(clickhouse-client)
 command -v promtool >/dev/null || need+=(prometheus)
 command -v docker-compose >/dev/null || need+=(docker-compose)
+[ -s /usr/share/java/zookeeper.jar ] || need+=(zookeeper) # clustertest: coordinates the ClickHouse cluster
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

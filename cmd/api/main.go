@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/auth"
 	"github.com/mcplens/mcplens/chconn"
 	"github.com/mcplens/mcplens/gauges"
 )
@@ -40,6 +41,8 @@ type config struct {
 	defaultWindow   time.Duration
 	shutdownTimeout time.Duration
 	gauges          gauges.Config
+	tokensFile      string
+	insecureOpen    bool
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stderr *os.File) error {
@@ -55,11 +58,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.DurationVar(&cfg.gauges.Window, "gauges-window", time.Hour, "trailing window the mcplens_window_* gauges describe; longer windows cost more per refresh")
 	fs.IntVar(&cfg.gauges.MaxSeries, "gauges-max-series", 5000, "most series per gauge metric, busiest first; the rest are counted in mcplens_gauges_series_dropped_total")
 	fs.IntVar(&cfg.gauges.MaxPairs, "gauges-max-pairs", 50, "most (tenant, server) pairs whose retry, re-call and misclassification gauges are computed, most failures first")
+	fs.StringVar(&cfg.tokensFile, "tokens-file", getenv("MCPLENS_TOKENS_FILE"), "YAML or JSON file of bearer tokens (docs/operations.md); api tokens read only their tenants, metrics tokens read /metrics; without tokens (and without MCPLENS_TOKENS) the api runs in open mode (env MCPLENS_TOKENS_FILE)")
+	fs.BoolVar(&cfg.insecureOpen, "insecure-open", false, "allow open mode (no tokens) on a non-loopback -listen")
 	cfg.ch.RegisterFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	tokens, err := auth.Load(cfg.tokensFile, getenv("MCPLENS_TOKENS"))
+	if err != nil {
+		return err
+	}
+	if tokens.Len() == 0 {
+		if err := auth.CheckOpenListen("-listen", cfg.listen, cfg.insecureOpen); err != nil {
+			return err
+		}
+		log.Warn("open mode: no tokens configured, every request may read every tenant; configure -tokens-file for anything but a loopback setup",
+			"insecure_open", cfg.insecureOpen)
+	}
 	conn, err := chconn.Open(ctx, cfg.ch, false)
 	if err != nil {
 		return err
@@ -68,7 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e := api.New(conn, reg, log, api.Config{QueryTimeout: cfg.queryTimeout, DefaultWindow: cfg.defaultWindow, MaxQueryMemory: cfg.queryMaxMemory})
+	e := api.New(conn, reg, log, api.Config{QueryTimeout: cfg.queryTimeout, DefaultWindow: cfg.defaultWindow, MaxQueryMemory: cfg.queryMaxMemory,
+		Tokens: tokens})
 	cfg.gauges.QueryTimeout = cfg.queryTimeout
 	exporter := gauges.New(conn, reg, log, cfg.gauges)
 	gaugeCtx, stopGauges := context.WithCancel(ctx)

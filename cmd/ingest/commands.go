@@ -22,6 +22,7 @@ import (
 	"github.com/mcplens/mcplens/chconn"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
+	"github.com/mcplens/mcplens/retention"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/traffic"
 )
@@ -39,12 +40,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
+	tokens, err := cfg.ops.tokens(log, map[string]string{"-listen": listen, "-grpc-listen": cfg.grpcListen})
+	if err != nil {
+		return err
+	}
 	conn, err := chconn.Open(ctx, cfg.ch, true)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	applied, err := schema.Apply(ctx, conn)
+	applied, err := schema.ApplyCluster(ctx, conn, cfg.ch.Cluster)
 	if err != nil {
 		return err
 	}
@@ -55,12 +60,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := pipeline.NewMetrics(reg)
-	batcher := pipeline.NewBatcher(pipeline.NewWriter(conn, m), cfg.batch, m, log)
+	spool, err := pipeline.OpenSpool(cfg.ops.spool, m, log)
+	if err != nil {
+		return err
+	}
+	defer spool.Close() // after Drain; a no-op when the shutdown path closed it
+	batcher := pipeline.NewSpooledBatcher(pipeline.NewWriter(conn, m), spool, cfg.batch, m, log)
+	if proc.Tools, err = cfg.tools.open(ctx, conn, m, reg, log); err != nil { // before the receivers copy proc
+		return err
+	}
+	recv := pipeline.NewReceivers(proc, batcher, m, pipeline.ReceiversConfig{HTTP: cfg.http, OTLP: cfg.otlp,
+		Tokens: tokens, MaxConcurrent: cfg.ops.maxConcurrent}, log)
 	mux := http.NewServeMux()
-	mux.Handle("/v1/calls", pipeline.NewIngest(proc, batcher, m, cfg.http, log))
-	otlp := pipeline.NewOTLP(proc, batcher, m, cfg.http, cfg.otlp, log)
-	mux.Handle("/v1/traces", otlp)
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle("/v1/calls", recv.Calls())
+	mux.Handle("/v1/traces", recv.Traces())
+	if proc.Tools != nil {
+		mux.Handle("/v1/tools", recv.Tools())
+	}
+	mux.Handle("/metrics", recv.Metrics(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := conn.Ping(r.Context()); err != nil {
@@ -83,17 +100,31 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); batcher.Run(runCtx) }()
-	go func() { defer wg.Done(); otlp.Run(runCtx) }()
+	go func() { defer wg.Done(); recv.Run(runCtx) }()
+	if proc.Tools != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); proc.Tools.Run(runCtx) }()
+	}
+	if cfg.ops.retentionEvery > 0 {
+		rm := retention.NewMetrics(reg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			retention.Run(runCtx, conn, cfg.ops.retention, cfg.ops.retentionEvery, rm, log)
+		}()
+	}
 	errc := make(chan error, 2)
 	go func() { errc <- fmt.Errorf("listen %s: %w", listen, srv.ListenAndServe()) }()
 	var gsrv *grpc.Server
 	if grpcLis != nil {
-		gsrv = pipeline.NewOTLPGRPCServer(otlp)
+		gsrv = recv.GRPCServer()
 		go func() { errc <- fmt.Errorf("grpc serve %s: %w", cfg.grpcListen, gsrv.Serve(grpcLis)) }()
 	}
 	log.Info("ingest listening", "addr", listen, "grpc_addr", cfg.grpcListen, "clickhouse", cfg.ch.String(),
 		"batch_size", cfg.batch.BatchSize, "queue_capacity", cfg.batch.QueueCapacity, "rules", cfg.rulesFile,
-		"taxonomy", proc.Classifier.Version())
+		"taxonomy", proc.Classifier.Version(), "spool_dir", cfg.ops.spool.Dir, "spool_fsync", cfg.ops.spool.Fsync,
+		"spool_pending_bytes", spool.Bytes(), "max_concurrent_requests", cfg.ops.maxConcurrent,
+		"validate_schemas", proc.Tools != nil)
 
 	var serveErr error
 	select {
@@ -109,12 +140,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		stopGRPC(stopCtx, gsrv)
 		log.Info("grpc stopped", "took", time.Since(start).String())
 	}
-	err = errors.Join(err, otlp.Flush(stopCtx)) // spans still waiting for their other side
-	log.Info("otlp pairs flushed", "took", time.Since(start).String(), "left", otlp.Held())
+	err = errors.Join(err, recv.Flush(stopCtx)) // spans still waiting for their other side
+	log.Info("otlp pairs flushed", "took", time.Since(start).String(), "left", recv.Held())
 	cancelRun()
 	wg.Wait()
 	err = errors.Join(serveErr, err, batcher.Drain(stopCtx)) // 2. flush what is queued
 	log.Info("queue drained", "took", time.Since(start).String(), "left", batcher.Queued())
+	if proc.Tools != nil {
+		err = errors.Join(err, proc.Tools.Drain(stopCtx)) // definitions and schema violations
+		log.Info("tool rows drained", "took", time.Since(start).String(), "left", proc.Tools.Queued())
+	}
+	err = errors.Join(err, spool.Close()) // what was not inserted stays for the next start
+	log.Info("spool closed", "took", time.Since(start).String(), "pending_bytes", spool.Bytes())
 	return err // 3. the deferred conn.Close runs last
 }
 
@@ -142,7 +179,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer conn.Close()
-	applied, err := schema.Apply(ctx, conn)
+	applied, err := schema.ApplyCluster(ctx, conn, cfg.ch.Cluster)
 	if err != nil {
 		return err
 	}
@@ -190,11 +227,14 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdi
 		return err
 	}
 	defer conn.Close()
-	if _, err := schema.Apply(ctx, conn); err != nil {
+	if _, err := schema.ApplyCluster(ctx, conn, cfg.ch.Cluster); err != nil {
 		return err
 	}
 	m := pipeline.NewMetrics(prometheus.NewRegistry())
 	w := pipeline.NewWriter(conn, m)
+	if proc.Tools, err = cfg.tools.open(ctx, conn, m, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(stderr, nil))); err != nil {
+		return err
+	}
 	prog := newProgress(stderr, size)
 	counted := &countingReader{r: in}
 
@@ -210,6 +250,9 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdi
 			return err
 		}
 		calls, dead = calls[:0], dead[:0]
+		if proc.Tools != nil {
+			return proc.Tools.Flush(ctx) // definitions and violations of the calls just written
+		}
 		return nil
 	}
 	res, err := proc.ReadNDJSON(counted, cfg.defaultTenant, time.Now(),
@@ -249,6 +292,7 @@ func sample(args []string, stdout, stderr io.Writer) error {
 	sessions := fs.Int("sessions", 400, "number of sessions")
 	hours := fs.Duration("duration", 3*time.Hour, "spread the sessions over this long, ending now (or at -end)")
 	end := fs.String("end", "", "RFC 3339 end of the traffic (default: now)")
+	toolsList := fs.Bool("tools-list", false, "first write one tools/list line per tenant and server (their tool definitions), so that ingest validates the calls against them (docs/schemas.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -261,13 +305,20 @@ func sample(args []string, stdout, stderr io.Writer) error {
 		stop = t
 	}
 	bw := bufio.NewWriterSize(stdout, 64<<10)
-	err := traffic.Generate(traffic.Config{Seed: *seed, Start: stop.Add(-*hours), Duration: *hours, Sessions: *sessions},
-		func(line []byte) error {
-			if _, err := bw.Write(line); err != nil {
-				return err
-			}
-			return bw.WriteByte('\n')
-		})
+	write := func(line []byte) error {
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+		return bw.WriteByte('\n')
+	}
+	cfg := traffic.Config{Seed: *seed, Start: stop.Add(-*hours), Duration: *hours, Sessions: *sessions}
+	var err error
+	if *toolsList {
+		err = traffic.ToolsList(cfg, write)
+	}
+	if err == nil {
+		err = traffic.Generate(cfg, write)
+	}
 	if err != nil {
 		return fmt.Errorf("sample: %w", err)
 	}
@@ -332,6 +383,6 @@ func (p *progress) done(read int64, r pipeline.Result) {
 	if p.tty {
 		fmt.Fprint(p.w, "\r")
 	}
-	fmt.Fprintf(p.w, "replay: %d accepted, %d skipped, %d rejected (%.1f MB in %s)\n",
-		r.Accepted, r.Skipped, r.Rejected, float64(read)/1e6, time.Since(p.start).Round(time.Millisecond))
+	fmt.Fprintf(p.w, "replay: %d accepted, %d skipped, %d rejected, %d tool lists (%.1f MB in %s)\n",
+		r.Accepted, r.Skipped, r.Rejected, r.ToolLists, float64(read)/1e6, time.Since(p.start).Round(time.Millisecond))
 }

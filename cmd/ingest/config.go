@@ -27,6 +27,8 @@ type config struct {
 	http            pipeline.HTTPConfig
 	otlp            pipeline.OTLPConfig
 	shutdownTimeout time.Duration
+	ops             opsConfig   // spool, tokens, retention: operations.go
+	tools           toolsConfig // tool definitions and schema validation: tools.go
 }
 
 func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -50,6 +52,8 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.otlp.PairWindow, "otlp-pair-window", 10*time.Second, "how long a client or server span waits for the other side of its call before it is stored alone; longer pairs more calls at the cost of freshness (docs/otel.md)")
 	fs.IntVar(&c.otlp.PairCapacity, "otlp-pair-capacity", 100000, "spans held for pairing, and stored spans remembered for a late other side, at most each; bounds memory")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, how long to finish requests and flush queued calls")
+	c.ops.register(fs, getenv)
+	c.tools.register(fs, getenv)
 }
 
 // processor builds the decode + classify stage from the configuration.
@@ -94,6 +98,9 @@ func parse(name string, args []string, getenv func(string) string, stderr io.Wri
 	}
 	if cfg.batch.BatchSize < 1 || cfg.batch.QueueCapacity < cfg.batch.BatchSize {
 		return nil, nil, fmt.Errorf("-queue-capacity (%d) must be at least -batch-size (%d) and both positive", cfg.batch.QueueCapacity, cfg.batch.BatchSize)
+	}
+	if err := cfg.ops.validate(cfg.http.MaxDecompressedBytes, cfg.ch.Cluster, name); err != nil {
+		return nil, nil, err
 	}
 	return cfg, fs, nil
 }

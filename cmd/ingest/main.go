@@ -1,11 +1,13 @@
 // Command ingest receives MCP tools/call traces, classifies each call and
 // writes it to ClickHouse.
 //
-//	ingest [serve] [flags]        receivers (POST /v1/calls, POST /v1/traces, OTLP/gRPC), /metrics, /healthz, /readyz
+//	ingest [serve] [flags]        receivers (POST /v1/calls, /v1/traces, /v1/tools, OTLP/gRPC), /metrics, /healthz, /readyz
 //	ingest migrate [flags]        apply the schema migrations and exit
 //	ingest replay [flags] FILE|-  ingest an NDJSON capture file (or stdin) and exit
 //	ingest sample [flags]         write realistic sample traffic as NDJSON to stdout
 //	ingest rules check FILE       validate a classification rules file
+//	ingest retention [flags]      drop data older than -retention / -rollup-retention and exit
+//	ingest tools [flags] FILE|-   record one server's tool list (as POST /v1/tools takes it) and exit
 package main
 
 import (
@@ -47,6 +49,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return sample(args, stdout, stderr)
 	case "rules":
 		return rules(args, stdout)
+	case "retention":
+		return retentionCmd(ctx, args, getenv, stdout, stderr)
+	case "tools":
+		return toolsCmd(ctx, args, getenv, stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -55,9 +61,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 }
 
 const usage = `usage:
-  ingest [serve] [flags]        receivers (POST /v1/calls, POST /v1/traces, OTLP/gRPC), /metrics, /healthz, /readyz
+  ingest [serve] [flags]        receivers (POST /v1/calls, /v1/traces, /v1/tools, OTLP/gRPC), /metrics, /healthz, /readyz
   ingest migrate [flags]        apply the schema migrations and exit
   ingest replay [flags] FILE|-  ingest an NDJSON capture file (or stdin) and exit
   ingest sample [flags]         write realistic sample traffic as NDJSON to stdout
   ingest rules check FILE       validate a classification rules file
+  ingest retention [flags]      drop data older than -retention / -rollup-retention and exit
+  ingest tools [flags] FILE|-   record one server's tool list (as POST /v1/tools takes it) and exit
 Run "ingest COMMAND -h" for the flags of a command.`

@@ -87,6 +87,10 @@ type Input struct {
 	Structured      []byte   // raw structuredContent, nil when absent
 	ResultMeta      []byte   // raw result._meta, nil when absent
 	LocalError      string   // a client-side error that never reached the wire (e.g. "timeout")
+	// Arguments is the canonical JSON of params.arguments before redaction
+	// ("{}" when absent). The built-in rules do not read it; the schema
+	// validator (pipeline/validate.go) does, and it is never stored.
+	Arguments []byte `json:"-"`
 }
 
 // Result is the classifier's verdict for one call.

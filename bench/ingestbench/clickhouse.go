@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	clickhousego "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// clickhouse is the server every run of one benchmark writes to, each run
+// into a database of its own.
+type clickhouse struct {
+	addr    string
+	host    string
+	port    string
+	version string
+	pid     int // of clickhouse-server when we started it; 0 for an external server
+	admin   driver.Conn
+	stop    func()
+	seq     atomic.Int64
+}
+
+// startClickHouse connects to addr, or when addr is empty starts a
+// throwaway ClickHouse server in dir (chtest.StartServer).
+func startClickHouse(ctx context.Context, addr, dir string) (*clickhouse, error) {
+	ch := &clickhouse{stop: func() {}}
+	if addr == "" {
+		srv, err := chtest.StartServer(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		ch.stop = srv.Stop
+		addr = srv.Addr
+		ch.pid = serverPID(srv.Dir)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		ch.stop()
+		return nil, fmt.Errorf("clickhouse address %q: %w", addr, err)
+	}
+	ch.addr, ch.host, ch.port = addr, host, port
+	if ch.admin, err = chtest.Open(addr, "default"); err != nil {
+		ch.stop()
+		return nil, err
+	}
+	var v []struct {
+		V string `ch:"v"`
+	}
+	if err := ch.admin.Select(ctx, &v, "SELECT version() AS v"); err != nil || len(v) != 1 {
+		ch.close()
+		return nil, fmt.Errorf("clickhouse version: %v", err)
+	}
+	ch.version = v[0].V
+	return ch, nil
+}
+
+func (ch *clickhouse) close() {
+	ch.admin.Close()
+	ch.stop()
+}
+
+// serverPID finds the clickhouse-server process started with the config
+// file in dir, so that its CPU time can be read; 0 when not found.
+func serverPID(dir string) int {
+	want := "--config-file=" + filepath.Join(dir, "config.xml")
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(want)) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		return pid
+	}
+	return 0
+}
+
+// newDatabase creates a database with the mcplens schema (the calls table
+// and its rollup view, as ingest would create it) and returns its name.
+func (ch *clickhouse) newDatabase(ctx context.Context, prefix string) (string, error) {
+	db := fmt.Sprintf("bench_%s_%d_%d", prefix, os.Getpid(), ch.seq.Add(1))
+	if err := ch.admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		return "", fmt.Errorf("create database %s: %w", db, err)
+	}
+	conn, err := chtest.Open(ch.addr, db)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := schema.Apply(ctx, conn); err != nil {
+		return "", fmt.Errorf("schema in %s: %w", db, err)
+	}
+	return db, nil
+}
+
+// ddl returns ctx with the setting that ClickHouse before 19.3 needs to
+// create LowCardinality columns (and newer servers reject).
+func (ch *clickhouse) ddl(ctx context.Context) context.Context {
+	if strings.HasPrefix(ch.version, "18.") || strings.HasPrefix(ch.version, "19.1.") || strings.HasPrefix(ch.version, "19.2.") {
+		return clickhousego.Context(ctx, clickhousego.WithSettings(clickhousego.Settings{"allow_experimental_low_cardinality_type": 1}))
+	}
+	return ctx
+}
+
+func (ch *clickhouse) dropDatabase(ctx context.Context, db string) {
+	_ = ch.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db)
+}
+
+// count returns count() FROM db.calls, with FINAL when final is set.
+func (ch *clickhouse) count(ctx context.Context, db string, final bool) (uint64, error) {
+	q := "SELECT count() AS n FROM " + db + ".calls"
+	if final {
+		q += " FINAL"
+	}
+	var n []struct {
+		N uint64 `ch:"n"`
+	}
+	if err := ch.admin.Select(ctx, &n, q); err != nil {
+		return 0, err
+	}
+	if len(n) != 1 {
+		return 0, fmt.Errorf("count: %d rows", len(n))
+	}
+	return n[0].N, nil
+}
+
+// waitCount polls count() FROM db.calls every 20 ms until it reaches want
+// and returns when it did. count() without FINAL is cheap at any size; the
+// caller checks the FINAL count once at the end.
+func (ch *clickhouse) waitCount(ctx context.Context, db string, want uint64, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := ch.count(ctx, db, false)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if n >= want {
+			return time.Now(), nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("%s.calls holds %d of %d calls after %s", db, n, want, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// client runs clickhouse-client with query, stdin from in and stdout to
+// out, and returns the process's CPU time.
+func (ch *clickhouse) client(ctx context.Context, db, query, in, out string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "clickhouse-client", "--host", ch.host, "--port", ch.port,
+		"--database", db, "--query", query)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if in != "" {
+		f, err := os.Open(in)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		cmd.Stdout = f
+	}
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("clickhouse-client %q: %w: %s", query, err, strings.TrimSpace(stderr.String()))
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
+// callColumns is the column list of the calls table in pipeline.Call order.
+func callColumns() string { return strings.Join(pipeline.CallColumns(), ", ") }
+
+// cpuTime returns the user plus system CPU time of process pid so far, or 0
+// when it cannot be read.
+func cpuTime(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; fields count from after it.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
+// peakRSS returns VmHWM of process pid in bytes, or 0 when it cannot be read.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

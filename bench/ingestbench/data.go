@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+	"github.com/mcplens/mcplens/traffic"
+)
+
+// payload is one encoding of the benchmark's calls, cut into request bodies.
+type payload struct {
+	name        string   // "ndjson", "ndjson+gzip", "otlp", "otlp+gzip"
+	path        string   // "/v1/calls" or "/v1/traces"
+	contentType string   // of each body
+	gzip        bool     // bodies are gzip-compressed (Content-Encoding: gzip)
+	bodies      [][]byte // as sent
+	calls       []int    // calls in each body
+	wireBytes   int64    // sum of len(bodies)
+	rawBytes    int64    // the same bodies before compression
+}
+
+// dataset holds every form of the same calls: the capture lines posted to
+// ingest, the OTLP spans of the same calls, and the rows they normalize to
+// as a JSONEachRow file for clickhouse-client.
+type dataset struct {
+	lines    int   // capture lines generated
+	calls    int   // lines that Processor.Line accepts: the rows every run must end with
+	ndjson   int64 // bytes of the capture lines, newlines included
+	payloads []*payload
+	jsonRows string // path of the JSONEachRow file of the normalized rows
+	rowBytes int64  // its size
+}
+
+var errEnough = errors.New("enough lines")
+
+// prepare generates n capture lines of the traffic generator's mix, cuts
+// them into bodies of perBody lines, encodes the same calls as OTLP, and
+// writes the rows Processor.Line makes of them to dir/calls.jsonl.
+func prepare(n, perBody int, dir string) (*dataset, error) {
+	var lines [][]byte
+	cfg := traffic.Config{Seed: 8, Sessions: n/5 + 10, Duration: 4 * time.Hour}
+	err := traffic.Generate(cfg, func(line []byte) error {
+		lines = append(lines, bytes.Clone(line))
+		if len(lines) == n {
+			return errEnough
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, fmt.Errorf("generate traffic: %w", err)
+	}
+	if len(lines) < n {
+		return nil, fmt.Errorf("generate traffic: %d lines, want %d", len(lines), n)
+	}
+	d := &dataset{lines: len(lines)}
+	nd := &payload{name: "ndjson", path: "/v1/calls", contentType: "application/x-ndjson"}
+	for i := 0; i < len(lines); i += perBody {
+		var b bytes.Buffer
+		chunk := lines[i:min(i+perBody, len(lines))]
+		for _, l := range chunk {
+			b.Write(l)
+			b.WriteByte('\n')
+		}
+		nd.bodies = append(nd.bodies, b.Bytes())
+		nd.calls = append(nd.calls, len(chunk))
+		nd.rawBytes += int64(b.Len())
+	}
+	nd.wireBytes = nd.rawBytes
+	d.ndjson = nd.rawBytes
+
+	ot := &payload{name: "otlp", path: "/v1/traces", contentType: "application/x-protobuf"}
+	spanID := uint64(0)
+	for i := 0; i < len(lines); i += perBody {
+		td := ptrace.NewTraces()
+		spans := 0
+		for _, l := range lines[i:min(i+perBody, len(lines))] {
+			spanID++
+			ok, err := appendSpan(td, l, spanID)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				spans++
+			}
+		}
+		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			return nil, fmt.Errorf("marshal OTLP request: %w", err)
+		}
+		ot.bodies = append(ot.bodies, body)
+		ot.calls = append(ot.calls, spans)
+		ot.rawBytes += int64(len(body))
+	}
+	ot.wireBytes = ot.rawBytes
+	d.payloads = []*payload{nd, gzipped(nd), ot, gzipped(ot)}
+
+	d.jsonRows = dir + "/calls.jsonl"
+	d.calls, d.rowBytes, err = writeRows(lines, d.jsonRows)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// gzipped returns p with every body gzip-compressed, as a client with
+// compression on sends it.
+func gzipped(p *payload) *payload {
+	g := &payload{name: p.name + "+gzip", path: p.path, contentType: p.contentType, gzip: true,
+		calls: p.calls, rawBytes: p.rawBytes}
+	for _, b := range p.bodies {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b) //nolint:errcheck // a bytes.Buffer does not fail
+		zw.Close()  //nolint:errcheck // a bytes.Buffer does not fail
+		g.bodies = append(g.bodies, buf.Bytes())
+		g.wireBytes += int64(buf.Len())
+	}
+	return g
+}
+
+// newProcessor is the decode and classify stage with the defaults of
+// cmd/ingest (built-in rules, default redaction).
+func newProcessor() *pipeline.Processor {
+	return &pipeline.Processor{Classifier: classify.Default()}
+}
+
+// writeRows normalizes lines with Processor.Line, as ingest does, and writes
+// the rows as JSONEachRow with the column names of the calls table: what a
+// user without mcplens would load with clickhouse-client.
+func writeRows(lines [][]byte, path string) (rows int, size int64, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	p := newProcessor()
+	cols := pipeline.CallColumns()
+	var b []byte
+	for i, l := range lines {
+		c, err := p.Line(l)
+		if errors.Is(err, pipeline.ErrSkip) {
+			continue
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		b = appendRow(b[:0], cols, c.Values())
+		if _, err := w.Write(b); err != nil {
+			return 0, 0, err
+		}
+		rows++
+		size += int64(len(b))
+	}
+	if err := w.Flush(); err != nil {
+		return 0, 0, err
+	}
+	return rows, size, f.Close()
+}
+
+// appendRow appends one JSONEachRow line.
+func appendRow(b []byte, cols []string, vals []any) []byte {
+	b = append(b, '{')
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, cols[i])
+		b = append(b, ':')
+		switch x := v.(type) {
+		case time.Time:
+			b = append(b, '"')
+			b = x.UTC().AppendFormat(b, "2006-01-02 15:04:05")
+			b = append(b, '"')
+		case string:
+			b = appendJSONString(b, x)
+		case []string:
+			b = append(b, '[')
+			for j, s := range x {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, s)
+			}
+			b = append(b, ']')
+		case int64:
+			b = strconv.AppendInt(b, x, 10)
+		case int32:
+			b = strconv.AppendInt(b, int64(x), 10)
+		case int8:
+			b = strconv.AppendInt(b, int64(x), 10)
+		case uint64:
+			b = strconv.AppendUint(b, x, 10)
+		case uint32:
+			b = strconv.AppendUint(b, uint64(x), 10)
+		case uint8:
+			b = strconv.AppendUint(b, uint64(x), 10)
+		default:
+			j, _ := json.Marshal(x)
+			b = append(b, j...)
+		}
+	}
+	return append(b, '}', '\n')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	j, _ := json.Marshal(s) // a string always marshals
+	return append(b, j...)
+}
+
+// captureLine is the part of a capture line that appendSpan maps.
+type captureLine struct {
+	Time            string `json:"time"`
+	DurationMs      *int64 `json:"duration_ms"`
+	Tenant          string `json:"tenant"`
+	Server          string `json:"server"`
+	SessionID       string `json:"session_id"`
+	ProtocolVersion string `json:"protocol_version"`
+	Error           string `json:"error"`
+	Request         struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	} `json:"request"`
+	Response *struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"response"`
+}
+
+// appendSpan adds the span that a semconv-instrumented server exports for
+// the call of one capture line: tenant and service as resource attributes,
+// arguments and result as gen_ai.tool.call.*, a JSON-RPC error as
+// error.type, a call without an answer as error.type "timeout". Every call
+// is a server span without a parent, so ingest stores it at once: a client
+// span would wait -otlp-pair-window for its server side (docs/otel.md), a
+// fixed delay that says nothing about throughput. It reports false for a
+// line that is not a tools/call.
+func appendSpan(td ptrace.Traces, line []byte, id uint64) (bool, error) {
+	var c captureLine
+	if err := json.Unmarshal(line, &c); err != nil {
+		return false, fmt.Errorf("capture line: %w", err)
+	}
+	if c.Request.Method != "tools/call" {
+		return false, nil
+	}
+	start, err := time.Parse(time.RFC3339Nano, c.Time)
+	if err != nil {
+		return false, fmt.Errorf("capture line time: %w", err)
+	}
+	rs := td.ResourceSpans().AppendEmpty()
+	ra := rs.Resource().Attributes()
+	ra.PutStr("mcplens.tenant", c.Tenant)
+	sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	var tid pcommon.TraceID
+	var sid pcommon.SpanID
+	for i := range 8 {
+		tid[15-i] = byte(id >> (8 * i))
+		sid[7-i] = byte(id >> (8 * i))
+	}
+	tid[0] = 1
+	sp.SetTraceID(tid)
+	sp.SetSpanID(sid)
+	sp.SetName("tools/call " + c.Request.Params.Name)
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	if c.DurationMs != nil {
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(*c.DurationMs) * time.Millisecond)))
+	}
+	a := sp.Attributes()
+	a.PutStr("mcp.method.name", c.Request.Method)
+	a.PutStr("gen_ai.tool.name", c.Request.Params.Name)
+	reqID := string(c.Request.ID)
+	if s, err := strconv.Unquote(reqID); err == nil {
+		reqID = s
+	}
+	a.PutStr("jsonrpc.request.id", reqID)
+	if c.SessionID != "" {
+		a.PutStr("mcp.session.id", c.SessionID)
+	}
+	if c.ProtocolVersion != "" {
+		a.PutStr("mcp.protocol.version", c.ProtocolVersion)
+	}
+	if len(c.Request.Params.Arguments) > 0 {
+		a.PutStr("gen_ai.tool.call.arguments", string(c.Request.Params.Arguments))
+	}
+	ra.PutStr("service.name", c.Server)
+	sp.SetKind(ptrace.SpanKindServer)
+	switch {
+	case c.Response == nil:
+		a.PutStr("error.type", cmpOr(c.Error, "timeout"))
+		sp.Status().SetCode(ptrace.StatusCodeError)
+	case c.Response.Error != nil:
+		code := strconv.FormatInt(c.Response.Error.Code, 10)
+		a.PutStr("error.type", code)
+		a.PutStr("rpc.response.status_code", code)
+		sp.Status().SetCode(ptrace.StatusCodeError)
+		sp.Status().SetMessage(c.Response.Error.Message)
+	default:
+		a.PutStr("gen_ai.tool.call.result", string(c.Response.Result))
+		if bytes.Contains(c.Response.Result, []byte(`"isError":true`)) {
+			a.PutStr("error.type", "tool_error")
+			sp.Status().SetCode(ptrace.StatusCodeError)
+		}
+	}
+	return true, nil
+}
+
+func cmpOr(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}

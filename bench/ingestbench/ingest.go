@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/mcplens/mcplens/chconn"
+	"github.com/mcplens/mcplens/pipeline"
+)
+
+// ingest is a running ingest server: the cmd/ingest binary as a process,
+// or the same receivers, batcher and writer in this process (-cpuprofile).
+type ingest struct {
+	addr string
+	pid  int // 0 in-process
+	stop func() error
+}
+
+// startIngestProcess starts bin serve against db on ch with cmd/ingest's
+// defaults, gRPC off, plus flags, in dir (so that its spool, -spool-dir
+// "spool" by default, is new), and waits until /healthz answers. Its log
+// goes to dir/ingest.log.
+func startIngestProcess(ctx context.Context, bin, chAddr, db, dir string, flags []string) (*ingest, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "ingest.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"serve", "-listen", addr, "-grpc-listen=",
+		"-clickhouse-addr", chAddr, "-clickhouse-database", db}, flags...)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = cleanEnv()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); logf.Close() }()
+	in := &ingest{addr: addr, pid: cmd.Process.Pid, stop: func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(60 * time.Second):
+			_ = cmd.Process.Kill()
+			return fmt.Errorf("ingest did not stop within 60s after SIGTERM; killed (log %s)", logPath)
+		}
+	}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			return nil, fmt.Errorf("ingest exited during start (%v); log %s:\n%s", err, logPath, tail(logPath))
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return in, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			_ = in.stop()
+			return nil, fmt.Errorf("ingest not healthy on %s after 30s: %v; log %s", addr, err, logPath)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startIngestInProcess serves the ingest receivers from this process, wired
+// as cmd/ingest wires them with its default flags (a spool in dir with
+// fsync always, open mode), so that a CPU profile of this process shows the
+// ingest path.
+func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest, error) {
+	conn, err := chconn.Open(ctx, chconn.Config{Addr: chAddr, Database: db, User: "default",
+		DialTimeout: 5 * time.Second, ReadTimeout: 60 * time.Second}, true)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	m := pipeline.NewMetrics(prometheus.NewRegistry())
+	spool, err := pipeline.OpenSpool(pipeline.SpoolConfig{Dir: filepath.Join(dir, "spool"), Fsync: pipeline.FsyncAlways,
+		MaxBytes: 1 << 30}, m, log)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	batcher := pipeline.NewSpooledBatcher(pipeline.NewWriter(conn, m), spool,
+		pipeline.BatchConfig{BatchSize: 10000, FlushEvery: time.Second, QueueCapacity: 200000}, m, log)
+	recv := pipeline.NewReceivers(newProcessor(), batcher, m, pipeline.ReceiversConfig{
+		HTTP: pipeline.HTTPConfig{MaxBodyBytes: 16 << 20, MaxDecompressedBytes: 128 << 20}}, log)
+	mux := http.NewServeMux()
+	mux.Handle("/v1/calls", recv.Calls())
+	mux.Handle("/v1/traces", recv.Traces())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		spool.Close()
+		conn.Close()
+		return nil, err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); _ = srv.Serve(l) }()
+	go func() { defer wg.Done(); _ = batcher.Run(runCtx) }()
+	go func() { defer wg.Done(); recv.Run(runCtx) }()
+	return &ingest{addr: l.Addr().String(), stop: func() error {
+		stopCtx, done := context.WithTimeout(context.Background(), 60*time.Second)
+		defer done()
+		err := srv.Shutdown(stopCtx)
+		err = errors.Join(err, recv.Flush(stopCtx))
+		cancel()
+		wg.Wait()
+		err = errors.Join(err, batcher.Drain(stopCtx), spool.Close())
+		conn.Close()
+		return err
+	}}, nil
+}
+
+// cleanEnv is this process's environment without the variables that
+// configure ingest, so that only the flags given apply.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "MCPLENS_") || strings.HasPrefix(kv, "CLICKHOUSE_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("pick a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// postStats sums the answers to one run's requests.
+type postStats struct {
+	accepted int64 // calls ingest accepted
+	pushBack int64 // 503 and 429 answers, each followed by a resend
+}
+
+// post sends every body of p to ingest with posters concurrent clients,
+// each waiting for its answer before sending the next body. With rate > 0
+// bodies start no faster than rate calls per second (an open-loop load);
+// with 0 as fast as answers come. A body answered 503 or 429 is resent
+// after a backoff of 50 ms doubling to 1 s (ingest's Retry-After is meant
+// for real clients; a benchmark at saturation keeps the pressure on).
+func post(ctx context.Context, addr string, p *payload, posters int, rate float64) (postStats, error) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: posters, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	url := "http://" + addr + p.path
+	work := make(chan int)
+	var st postStats
+	var firstErr error
+	var once sync.Once
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fail := func(err error) { once.Do(func() { firstErr = err; cancel() }) }
+	var wg sync.WaitGroup
+	for range posters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				n, retries, err := postOne(ctx, client, url, p, i)
+				atomic.AddInt64(&st.accepted, int64(n))
+				atomic.AddInt64(&st.pushBack, int64(retries))
+				if err != nil {
+					fail(fmt.Errorf("body %d of %s: %w", i, p.name, err))
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	sent := 0
+feed:
+	for i := range p.bodies {
+		if rate > 0 {
+			at := start.Add(time.Duration(float64(sent) / rate * float64(time.Second)))
+			select {
+			case <-ctx.Done():
+				break feed
+			case <-time.After(time.Until(at)):
+			}
+		}
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			break feed
+		}
+		sent += p.calls[i]
+	}
+	close(work)
+	wg.Wait()
+	return st, firstErr
+}
+
+// postOne sends body i until it is taken, and returns the calls accepted
+// and the push-backs answered on the way.
+func postOne(ctx context.Context, client *http.Client, url string, p *payload, i int) (accepted, retries int, err error) {
+	backoff := 50 * time.Millisecond
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(p.bodies[i]))
+		if err != nil {
+			return 0, retries, err
+		}
+		req.Header.Set("Content-Type", p.contentType)
+		if p.gzip {
+			req.Header.Set("Content-Encoding", "gzip")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, retries, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, retries, err
+		}
+		switch resp.StatusCode {
+		case http.StatusOK:
+			n, err := acceptedIn(p, i, body)
+			return n, retries, err
+		case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+			retries++
+			select {
+			case <-ctx.Done():
+				return 0, retries, ctx.Err()
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+		default:
+			return 0, retries, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(body[:min(len(body), 500)]))
+		}
+	}
+}
+
+// acceptedIn reads the calls accepted from ingest's answer to body i.
+func acceptedIn(p *payload, i int, body []byte) (int, error) {
+	if p.path == "/v1/traces" {
+		resp := ptraceotlp.NewExportResponse()
+		if err := resp.UnmarshalProto(body); err != nil {
+			return 0, fmt.Errorf("OTLP response: %w", err)
+		}
+		return p.calls[i] - int(resp.PartialSuccess().RejectedSpans()), nil
+	}
+	var res pipeline.Result
+	if err := json.Unmarshal(body, &res); err != nil {
+		return 0, fmt.Errorf("ingest response %q: %w", body, err)
+	}
+	return res.Accepted, nil
+}
+
+// buildIngest builds cmd/ingest into dir and returns the binary's path.
+func buildIngest(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "ingest")
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/mcplens/mcplens/cmd/ingest").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build cmd/ingest (run inside the mcplens module, or pass -ingest-bin): %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// ingestMetrics are the counters of ingest's /metrics that explain a run.
+type ingestMetrics struct {
+	inserts     float64 // INSERTs into calls
+	insertedSum float64 // rows in them
+	insertSecs  float64 // time spent in them
+	fsyncs      float64 // spool fsyncs
+	fsyncSecs   float64
+	spilled     float64 // calls that went to the spool only, the memory queue being full
+}
+
+func (m ingestMetrics) String() string {
+	if m.inserts == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f inserts of %.0f rows (%.0f ms each), %.0f fsyncs (%.1f ms each), %.0f calls spilled",
+		m.inserts, m.insertedSum/m.inserts, 1000*m.insertSecs/m.inserts, m.fsyncs, 1000*m.fsyncSecs/max(m.fsyncs, 1), m.spilled)
+}
+
+// scrapeMetrics reads ingest's /metrics.
+func scrapeMetrics(addr string) (ingestMetrics, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ingestMetrics{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return ingestMetrics{}, err
+	}
+	var m ingestMetrics
+	for _, l := range strings.Split(string(b), "\n") {
+		name, rest, ok := strings.Cut(l, " ")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		var v float64
+		fmt.Sscan(rest, &v)
+		switch name {
+		case "mcplens_ingest_batch_rows_count":
+			m.inserts = v
+		case "mcplens_ingest_batch_rows_sum":
+			m.insertedSum = v
+		case `mcplens_ingest_insert_duration_seconds_sum{table="calls"}`:
+			m.insertSecs = v
+		case "mcplens_ingest_spool_fsync_duration_seconds_count":
+			m.fsyncs = v
+		case "mcplens_ingest_spool_fsync_duration_seconds_sum":
+			m.fsyncSecs = v
+		case "mcplens_ingest_spool_spilled_calls_total":
+			m.spilled = v
+		}
+	}
+	return m, nil
+}

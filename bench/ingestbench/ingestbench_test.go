@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestIngestBenchRuns runs the whole benchmark on a tiny input so that the
+// harness cannot rot: it builds cmd/ingest, starts a ClickHouse server, and
+// every scenario checks that its table ends with each call exactly once.
+// Nothing here asserts a timing.
+func TestIngestBenchRuns(t *testing.T) {
+	var out, log bytes.Buffer
+	args := []string{"-calls", "2000", "-runs", "1", "-lines-per-request", "400", "-overload-posters", "4"}
+	if err := run(context.Background(), args, &out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for _, s := range []string{nameJSON, nameNative, nameNativeNoView, "ingest ndjson |", "ingest ndjson+gzip |",
+		"ingest otlp |", "ingest otlp+gzip |", "ingest ndjson, -spool-fsync=never |", "| sustained:", "| overload:"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("the report has no %q row:\n%s", s, out.String())
+		}
+	}
+}
+
+// TestIngestBenchProfiles runs the in-process profile mode on a tiny input
+// and checks that it writes both profiles.
+func TestIngestBenchProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	var out, log bytes.Buffer
+	args := []string{"-calls", "1000", "-cpuprofile", cpu, "-memprofile", mem}
+	if err := run(context.Background(), args, &out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for _, p := range []string{cpu, mem} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("profile %s: %v", p, err)
+		}
+	}
+	if !strings.Contains(out.String(), "in-process ingest ndjson: 1000 calls") {
+		t.Errorf("output: %s", out.String())
+	}
+}

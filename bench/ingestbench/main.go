@@ -1,0 +1,419 @@
+// Command ingestbench measures mcplens's ingest end to end against the
+// machine's limit, in one run on one ClickHouse server (BENCHMARKS.md):
+//
+//   - ingest: realistic calls from the traffic generator, posted to a
+//     running cmd/ingest over loopback by several concurrent clients, as
+//     NDJSON captures and as OTLP protobuf spans, gzip off and on, timed
+//     until count() FROM calls holds all of them;
+//   - the references: the same calls already normalized (Processor.Line),
+//     inserted by clickhouse-client as JSONEachRow (what a user without
+//     mcplens would do) and as Native (the machine's limit), into the same
+//     schema;
+//   - ingest's peak RSS (VmHWM) at a sustained, paced rate and under
+//     overload.
+//
+// Each scenario runs -runs times, interleaved, into a fresh database; the
+// table shows medians and ingest's rate as a ratio of each reference.
+// With -cpuprofile it instead runs ingest in this process on NDJSON once
+// and writes a CPU profile of the ingest path.
+//
+//	go run ./bench/ingestbench [-calls 300000] [-runs 3] [-clickhouse-addr host:port]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "ingestbench:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the benchmark's configuration, from flags only.
+type config struct {
+	calls           int
+	perBody         int
+	posters         int
+	runs            int
+	chAddr          string
+	ingestBin       string
+	sustainedRate   float64
+	overloadPosters int
+	timeout         time.Duration
+	cpuProfile      string
+	memProfile      string
+	keep            bool
+}
+
+func parse(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("ingestbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.calls, "calls", 300000, "capture lines generated and sent in each run; more gives steadier rates at the cost of memory (about 3 KB per call here) and time")
+	fs.IntVar(&c.perBody, "lines-per-request", 1000, "capture lines (or spans) per request body")
+	fs.IntVar(&c.posters, "posters", 4, "concurrent clients posting to ingest")
+	fs.IntVar(&c.runs, "runs", 3, "runs of each scenario, interleaved; the table shows medians")
+	fs.StringVar(&c.chAddr, "clickhouse-addr", "", "native address of the ClickHouse server to use; empty starts a throwaway clickhouse-server (18.16 from PATH)")
+	fs.StringVar(&c.ingestBin, "ingest-bin", "", "cmd/ingest binary; empty builds it")
+	fs.Float64Var(&c.sustainedRate, "sustained-rate", 0, "calls/s of the paced run that measures peak RSS at a sustained rate; 0 is half the NDJSON rate just measured")
+	fs.IntVar(&c.overloadPosters, "overload-posters", 32, "concurrent clients of the overload run, which resend every 503 after a short backoff")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for the calls of one run to be queryable")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process on the NDJSON scenario once and write a CPU profile of it here (nothing else runs)")
+	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
+	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.calls < 1 || c.perBody < 1 || c.posters < 1 || c.runs < 1 || c.overloadPosters < 1 {
+		return nil, errors.New("-calls, -lines-per-request, -posters, -runs and -overload-posters must be positive")
+	}
+	return c, nil
+}
+
+// run is the whole benchmark; it touches no process globals but the
+// profilers, so tests call it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "mcplens-ingestbench-")
+	if err != nil {
+		return err
+	}
+	if cfg.keep {
+		fmt.Fprintln(stderr, "work directory:", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+
+	if cfg.memProfile != "" {
+		// Sample only the profiled run's allocations, not the data's.
+		runtime.MemProfileRate = 0
+	}
+	logf("generating %d calls", cfg.calls)
+	data, err := prepare(cfg.calls, cfg.perBody, dir)
+	if err != nil {
+		return err
+	}
+	logf("%d lines, %d calls, %.1f MB NDJSON (%d B/line), %.1f MB JSONEachRow", data.lines, data.calls,
+		mb(data.ndjson), data.ndjson/int64(data.lines), mb(data.rowBytes))
+
+	ch, err := startClickHouse(ctx, cfg.chAddr, dir+"/clickhouse")
+	if err != nil {
+		return err
+	}
+	defer ch.close()
+	logf("ClickHouse %s on %s", ch.version, ch.addr)
+	b := &bench{cfg: cfg, data: data, ch: ch, dir: dir, logf: logf}
+
+	if cfg.cpuProfile != "" {
+		return b.profile(ctx, stdout)
+	}
+	if b.bin = cfg.ingestBin; b.bin == "" {
+		if b.bin, err = buildIngest(ctx, dir); err != nil {
+			return err
+		}
+	}
+	rep, err := b.all(ctx)
+	if err != nil {
+		return err
+	}
+	rep.write(stdout)
+	return nil
+}
+
+// bench runs scenarios.
+type bench struct {
+	cfg    *config
+	data   *dataset
+	ch     *clickhouse
+	dir    string
+	bin    string
+	native string // Native export of the normalized rows, made by the first JSONEachRow run
+	logf   func(string, ...any)
+}
+
+// all runs every scenario cfg.runs times, round-robin, then the two memory
+// runs.
+func (b *bench) all(ctx context.Context) (*report, error) {
+	rep := &report{cfg: b.cfg, data: b.data, ch: b.ch, load: loadAvg()}
+	for r := 1; r <= b.cfg.runs; r++ {
+		nd := b.data.payloads[0]
+		for _, s := range []func(context.Context) (result, error){
+			b.clientJSON, b.clientNative, b.clientNativeNoRollup,
+			b.ingestRun(nd, ""), b.ingestRun(b.data.payloads[1], ""),
+			b.ingestRun(b.data.payloads[2], ""), b.ingestRun(b.data.payloads[3], ""),
+			b.ingestRun(nd, "-spool-fsync=never"),
+		} {
+			res, err := s(ctx)
+			if err != nil {
+				return nil, err
+			}
+			res.run = r
+			b.logf("run %d %-40s %8.0f calls/s  %6.2f s  server CPU %5.2f s  ingest CPU %5.2f s  push-backs %d  peak RSS %.0f MB  %s",
+				r, res.scenario, res.rate(), res.elapsed.Seconds(), res.serverCPU.Seconds(), res.ingestCPU.Seconds(), res.pushBack, mb(res.peakRSS), res.metrics)
+			rep.runs = append(rep.runs, res)
+		}
+	}
+	rate := b.cfg.sustainedRate
+	if rate == 0 {
+		rate = rep.median(scenarioName(b.data.payloads[0])).rate() / 2
+	}
+	for _, m := range []struct {
+		name    string
+		posters int
+		rate    float64
+		flag    string
+	}{
+		{fmt.Sprintf("sustained: %.0f calls/s paced, %d posters", rate, b.cfg.posters), b.cfg.posters, rate, ""},
+		{fmt.Sprintf("overload: %d posters, unpaced", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, ""},
+		{fmt.Sprintf("overload: %d posters, unpaced, -queue-capacity=20000", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, "-queue-capacity=20000"},
+	} {
+		res, err := b.ingest(ctx, b.data.payloads[0], m.posters, m.rate, m.flag)
+		if err != nil {
+			return nil, err
+		}
+		res.scenario = m.name
+		b.logf("%-60s %8.0f calls/s  push-backs %d  peak RSS %.0f MB  %s", m.name, res.rate(), res.pushBack, mb(res.peakRSS), res.metrics)
+		rep.memory = append(rep.memory, res)
+	}
+	return rep, nil
+}
+
+// Scenario names, as the report prints them.
+const (
+	nameJSON         = "clickhouse-client JSONEachRow"
+	nameNative       = "clickhouse-client Native"
+	nameNativeNoView = "clickhouse-client Native, no rollup view"
+)
+
+func scenarioName(p *payload) string { return "ingest " + p.name }
+
+// result is one run of one scenario.
+type result struct {
+	scenario  string
+	run       int
+	calls     int
+	wire, raw int64 // bytes sent, and before compression
+	elapsed   time.Duration
+	pushBack  int64
+	peakRSS   int64
+	ingestCPU time.Duration
+	serverCPU time.Duration
+	clientCPU time.Duration
+	metrics   ingestMetrics
+}
+
+func (r result) rate() float64 { return float64(r.calls) / r.elapsed.Seconds() }
+
+// clientJSON inserts the normalized rows as JSONEachRow with
+// clickhouse-client; the first run also exports them as Native for the
+// Native references.
+func (b *bench) clientJSON(ctx context.Context) (result, error) {
+	res, db, err := b.client(ctx, nameJSON, "calls", "JSONEachRow", b.data.jsonRows, b.data.rowBytes)
+	if err != nil {
+		return res, err
+	}
+	defer b.ch.dropDatabase(ctx, db)
+	if b.native == "" {
+		b.native = b.dir + "/calls.native"
+		if _, err := b.ch.client(ctx, db, "SELECT "+callColumns()+" FROM calls FORMAT Native", "", b.native); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (b *bench) clientNative(ctx context.Context) (result, error) {
+	res, db, err := b.client(ctx, nameNative, "calls", "Native", b.native, fileSize(b.native))
+	b.ch.dropDatabase(ctx, db)
+	return res, err
+}
+
+// clientNativeNoRollup inserts Native into a copy of calls without the
+// materialized view that feeds calls_5m: the cost of the table alone.
+func (b *bench) clientNativeNoRollup(ctx context.Context) (result, error) {
+	res, db, err := b.client(ctx, nameNativeNoView, "calls_copy", "Native", b.native, fileSize(b.native))
+	b.ch.dropDatabase(ctx, db)
+	return res, err
+}
+
+// client times clickhouse-client inserting file in format into a fresh
+// database's table; the rows are queryable when the client exits.
+func (b *bench) client(ctx context.Context, name, table, format, file string, size int64) (result, string, error) {
+	db, err := b.ch.newDatabase(ctx, "client")
+	if err != nil {
+		return result{}, "", err
+	}
+	if table != "calls" {
+		if err := b.ch.admin.Exec(b.ch.ddl(ctx), "CREATE TABLE "+db+"."+table+" AS "+db+".calls"); err != nil {
+			return result{}, db, fmt.Errorf("create %s: %w", table, err)
+		}
+	}
+	server0 := cpuTime(b.ch.pid)
+	start := time.Now()
+	clientCPU, err := b.ch.client(ctx, db, "INSERT INTO "+table+" ("+callColumns()+") FORMAT "+format, file, "")
+	if err != nil {
+		return result{}, db, err
+	}
+	res := result{scenario: name, calls: b.data.calls, wire: size, raw: size, elapsed: time.Since(start),
+		serverCPU: cpuTime(b.ch.pid) - server0, clientCPU: clientCPU}
+	return res, db, b.checkRows(ctx, db, table)
+}
+
+// checkRows checks that db.table holds each call exactly once.
+func (b *bench) checkRows(ctx context.Context, db, table string) error {
+	var n []struct {
+		N uint64 `ch:"n"`
+	}
+	if err := b.ch.admin.Select(ctx, &n, "SELECT count() AS n FROM "+db+"."+table+" FINAL"); err != nil {
+		return err
+	}
+	if len(n) != 1 || n[0].N != uint64(b.data.calls) {
+		return fmt.Errorf("%s.%s holds %v calls, want %d", db, table, n, b.data.calls)
+	}
+	return nil
+}
+
+// ingestRun is the throughput scenario of one payload, with one ingest
+// flag ("" for none) on top of the defaults.
+func (b *bench) ingestRun(p *payload, flag string) func(context.Context) (result, error) {
+	return func(ctx context.Context) (result, error) {
+		return b.ingest(ctx, p, b.cfg.posters, 0, flag)
+	}
+}
+
+// ingest starts a fresh ingest process, with flag ("" for none), on a
+// fresh database and in a fresh directory, posts p, and times it from the
+// first request until count() FROM calls holds every accepted call.
+func (b *bench) ingest(ctx context.Context, p *payload, posters int, rate float64, flag string) (result, error) {
+	db, err := b.ch.newDatabase(ctx, "ingest")
+	if err != nil {
+		return result{}, err
+	}
+	defer b.ch.dropDatabase(ctx, db)
+	var flags []string
+	name := scenarioName(p)
+	if flag != "" {
+		flags = []string{flag}
+		name += ", " + flag
+	}
+	dir := filepath.Join(b.dir, db)
+	in, err := startIngestProcess(ctx, b.bin, b.ch.addr, db, dir, flags)
+	if err != nil {
+		return result{}, err
+	}
+	if !b.cfg.keep {
+		defer os.RemoveAll(dir) // the spool and the log
+	}
+	res := result{scenario: name, wire: p.wireBytes, raw: p.rawBytes}
+	err = b.drive(ctx, in, db, p, posters, rate, &res)
+	if err == nil {
+		res.metrics, err = scrapeMetrics(in.addr)
+	}
+	res.peakRSS = peakRSS(in.pid)
+	res.ingestCPU = cpuTime(in.pid)
+	if serr := in.stop(); err == nil && serr != nil {
+		err = fmt.Errorf("stop ingest: %w", serr)
+	}
+	return res, err
+}
+
+// drive posts p to in and waits until db holds the accepted calls.
+func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, posters int, rate float64, res *result) error {
+	server0 := cpuTime(b.ch.pid)
+	start := time.Now()
+	st, err := post(ctx, in.addr, p, posters, rate)
+	if err != nil {
+		return err
+	}
+	done, err := b.ch.waitCount(ctx, db, uint64(st.accepted), b.cfg.timeout)
+	if err != nil {
+		return err
+	}
+	res.calls, res.pushBack, res.elapsed = int(st.accepted), st.pushBack, done.Sub(start)
+	res.serverCPU = cpuTime(b.ch.pid) - server0
+	if st.accepted != int64(b.data.calls) {
+		return fmt.Errorf("%s: ingest accepted %d calls, Processor.Line %d", p.name, st.accepted, b.data.calls)
+	}
+	return b.checkRows(ctx, db, "calls")
+}
+
+// profile runs ingest in this process on the NDJSON payload once under
+// the CPU profiler (and the allocation profiler with -memprofile).
+func (b *bench) profile(ctx context.Context, stdout io.Writer) error {
+	db, err := b.ch.newDatabase(ctx, "profile")
+	if err != nil {
+		return err
+	}
+	defer b.ch.dropDatabase(ctx, db)
+	in, err := startIngestInProcess(ctx, b.ch.addr, db, b.dir)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(b.cfg.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	if b.cfg.memProfile != "" {
+		runtime.MemProfileRate = 512 << 10 // the default
+	}
+	p := b.data.payloads[0]
+	res := result{scenario: "in-process " + scenarioName(p), wire: p.wireBytes, raw: p.rawBytes}
+	err = b.drive(ctx, in, db, p, b.cfg.posters, 0, &res)
+	pprof.StopCPUProfile()
+	err = errors.Join(err, in.stop())
+	if err != nil {
+		return err
+	}
+	if b.cfg.memProfile != "" {
+		mf, err := os.Create(b.cfg.memProfile)
+		if err != nil {
+			return err
+		}
+		defer mf.Close()
+		if err := pprof.Lookup("allocs").WriteTo(mf, 0); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "%s: %d calls in %.2f s, %.0f calls/s, server CPU %.2f s; CPU profile in %s\n",
+		res.scenario, res.calls, res.elapsed.Seconds(), res.rate(), res.serverCPU.Seconds(), b.cfg.cpuProfile)
+	return nil
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+func mb(n int64) float64 { return float64(n) / 1e6 }

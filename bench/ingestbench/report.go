@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// report collects the runs and prints them as Markdown.
+type report struct {
+	cfg    *config
+	data   *dataset
+	ch     *clickhouse
+	runs   []result
+	memory []result
+	load   string // load average when the runs started
+}
+
+// median returns the run of scenario with the median elapsed time.
+func (r *report) median(scenario string) result {
+	var rs []result
+	for _, x := range r.runs {
+		if x.scenario == scenario {
+			rs = append(rs, x)
+		}
+	}
+	if len(rs) == 0 {
+		return result{}
+	}
+	slices.SortFunc(rs, func(a, b result) int { return int(a.elapsed - b.elapsed) })
+	return rs[len(rs)/2]
+}
+
+func (r *report) scenarios() []string {
+	var out []string
+	for _, x := range r.runs {
+		if !slices.Contains(out, x.scenario) {
+			out = append(out, x.scenario)
+		}
+	}
+	return out
+}
+
+func (r *report) write(w io.Writer) {
+	host, _ := os.Hostname()
+	fmt.Fprintf(w, "## Ingest end to end (%s)\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "Machine %s: %d CPUs, %s; load average before: %s. ClickHouse %s on %s, same machine.\n",
+		host, runtime.NumCPU(), memTotal(), r.load, r.ch.version, r.ch.addr)
+	fmt.Fprintf(w, "%d calls (%d capture lines, %.0f B/line NDJSON, %.0f B/row JSONEachRow) in bodies of %d; %d posters; median of %d runs.\n\n",
+		r.data.calls, r.data.lines, float64(r.data.ndjson)/float64(r.data.lines), float64(r.data.rowBytes)/float64(r.data.calls),
+		r.cfg.perBody, r.cfg.posters, r.cfg.runs)
+	json, native := r.median(nameJSON), r.median(nameNative)
+	fmt.Fprintln(w, "| scenario | calls/s | payload MB/s | sent MB | × JSONEachRow | × Native | server CPU µs/call | ingest CPU µs/call | 503s | ingest peak RSS MB | rows/insert | fsync ms | runs (s) |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, s := range r.scenarios() {
+		m := r.median(s)
+		var times []string
+		for _, x := range r.runs {
+			if x.scenario == s {
+				times = append(times, fmt.Sprintf("%.2f", x.elapsed.Seconds()))
+			}
+		}
+		mt := m.metrics
+		fmt.Fprintf(w, "| %s | %.0f | %.1f | %.1f | %.2f | %.2f | %.1f | %s | %s | %s | %s | %s | %s |\n",
+			s, m.rate(), mb(m.raw)/m.elapsed.Seconds(), mb(m.wire), m.rate()/json.rate(), m.rate()/native.rate(),
+			perCall(m.serverCPU, m.calls), orDash(m.ingestCPU > 0, fmt.Sprintf("%.1f", perCall(m.ingestCPU, m.calls))),
+			orDash(m.ingestCPU > 0, fmt.Sprint(m.pushBack)), orDash(m.peakRSS > 0, fmt.Sprintf("%.0f", mb(m.peakRSS))),
+			orDash(mt.inserts > 0, fmt.Sprintf("%.0f", mt.insertedSum/max(mt.inserts, 1))),
+			orDash(mt.fsyncs > 0, fmt.Sprintf("%.1f", 1000*mt.fsyncSecs/max(mt.fsyncs, 1))),
+			strings.Join(times, " "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Ingest memory (NDJSON, one run each, a fresh ingest process):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| run | calls/s | 503s | calls spilled to the spool | peak RSS MB (VmHWM) |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	for _, m := range r.memory {
+		fmt.Fprintf(w, "| %s | %.0f | %d | %.0f | %.0f |\n", m.scenario, m.rate(), m.pushBack, m.metrics.spilled, mb(m.peakRSS))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Load average after: %s. CPU µs/call is the process's user+system time over the run divided by the calls; for clickhouse-client the client's own CPU was %s.\n",
+		loadAvg(), clientCPU(json, native))
+}
+
+func perCall(d time.Duration, calls int) float64 {
+	if calls == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(calls)
+}
+
+func orDash(ok bool, s string) string {
+	if ok {
+		return s
+	}
+	return "–"
+}
+
+func clientCPU(json, native result) string {
+	return fmt.Sprintf("%.1f µs/call (JSONEachRow) and %.1f µs/call (Native)",
+		perCall(json.clientCPU, json.calls), perCall(native.clientCPU, native.calls))
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func memTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "unknown memory"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(v), &kb)
+			return fmt.Sprintf("%.1f GB RAM", float64(kb)/1e6*1.024)
+		}
+	}
+	return "unknown memory"
+}

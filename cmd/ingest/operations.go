@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/mcplens/mcplens/auth"
+	"github.com/mcplens/mcplens/chconn"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/retention"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// opsConfig holds the settings of durability, access and retention
+// (docs/operations.md).
+type opsConfig struct {
+	spool          pipeline.SpoolConfig
+	spoolFsync     string
+	maxConcurrent  int
+	tokensFile     string
+	tokensInline   string // MCPLENS_TOKENS
+	insecureOpen   bool
+	retention      retention.Config
+	retentionEvery time.Duration
+}
+
+func (o *opsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&o.spool.Dir, "spool-dir", envOr(getenv, "MCPLENS_SPOOL_DIR", "spool"), "directory of the on-disk spool (write-ahead log) of accepted calls; it survives restarts and must not be shared between processes (env MCPLENS_SPOOL_DIR)")
+	fs.StringVar(&o.spoolFsync, "spool-fsync", envOr(getenv, "MCPLENS_SPOOL_FSYNC", "always"), "when spooled calls are forced to disk: always (before answering 2xx; survives power loss), interval (every -spool-fsync-interval), never (kernel writeback); every policy survives a crash of the process (env MCPLENS_SPOOL_FSYNC)")
+	fs.DurationVar(&o.spool.FsyncEvery, "spool-fsync-interval", time.Second, "fsync period under -spool-fsync=interval: the most acknowledged calls a power loss can take")
+	fs.Int64Var(&o.spool.MaxBytes, "spool-max-bytes", 1<<30, "most bytes of spooled calls not yet in ClickHouse; when reached, receivers answer 503 with Retry-After. About 1 KB per call: 1 GiB rides out roughly 1M calls of ClickHouse downtime")
+	fs.IntVar(&o.maxConcurrent, "max-concurrent-requests", 64, "ingest requests served at once (HTTP and gRPC); more are answered 429 with Retry-After. Bounds the memory request bodies take: about this many times -max-decompressed-bytes in the worst case")
+	fs.StringVar(&o.tokensFile, "tokens-file", getenv("MCPLENS_TOKENS_FILE"), "YAML or JSON file of bearer tokens [{name, token_sha256 or token, role: ingest|api|metrics, tenants}]; without tokens (and without MCPLENS_TOKENS) ingest runs in open mode (env MCPLENS_TOKENS_FILE)")
+	o.tokensInline = getenv("MCPLENS_TOKENS")
+	fs.BoolVar(&o.insecureOpen, "insecure-open", false, "allow open mode (no tokens) on a non-loopback -listen or -grpc-listen")
+	fs.DurationVar(&o.retention.Raw, "retention", 30*24*time.Hour, "keep raw calls and dead letters this long (whole days); 0 keeps them for ever")
+	fs.DurationVar(&o.retention.Rollup, "rollup-retention", 400*24*time.Hour, "keep the calls_5m rollup this long (whole days, at least -retention); 0 keeps it for ever")
+	fs.DurationVar(&o.retentionEvery, "retention-every", time.Hour, "how often serve enforces -retention and -rollup-retention; 0 disables the job (use `ingest retention` from cron instead)")
+}
+
+// errRetentionCluster: the retention job knows single servers only; in
+// cluster mode the tables are Distributed over replicated *_local tables.
+var errRetentionCluster = fmt.Errorf("retention does not support cluster mode (-clickhouse-cluster) yet: run serve with -retention-every 0, and set TTLs or drop partitions on the *_local tables ON CLUSTER")
+
+// validate checks the settings of command cmd and fills in the parsed
+// fsync policy.
+func (o *opsConfig) validate(maxDecompressed int64, cluster, cmd string) error {
+	if cluster != "" && (cmd == "retention" || cmd == "serve" && o.retentionEvery > 0) {
+		return errRetentionCluster
+	}
+	p, err := pipeline.ParseFsyncPolicy(o.spoolFsync)
+	if err != nil {
+		return fmt.Errorf("-spool-fsync: %w", err)
+	}
+	o.spool.Fsync = p
+	if o.spool.Dir == "" {
+		return fmt.Errorf("-spool-dir is empty: accepted calls must be spooled (docs/operations.md)")
+	}
+	if o.spool.MaxBytes < 2*maxDecompressed {
+		return fmt.Errorf("-spool-max-bytes (%d) must be at least twice -max-decompressed-bytes (%d), so that one request always fits", o.spool.MaxBytes, maxDecompressed)
+	}
+	if o.maxConcurrent < 1 {
+		return fmt.Errorf("-max-concurrent-requests must be positive")
+	}
+	if o.retentionEvery < 0 {
+		return fmt.Errorf("-retention-every must not be negative")
+	}
+	return o.retention.Validate()
+}
+
+// tokens loads the tokens; with none it checks that open mode is safe on
+// the listen addresses and says so in the log.
+func (o *opsConfig) tokens(log *slog.Logger, listens map[string]string) (*auth.Tokens, error) {
+	ts, err := auth.Load(o.tokensFile, o.tokensInline)
+	if err != nil {
+		return nil, err
+	}
+	if ts.Len() > 0 {
+		log.Info("tokens loaded", "ingest", len(ts.WithRole(auth.RoleIngest)), "api", len(ts.WithRole(auth.RoleAPI)),
+			"metrics", len(ts.WithRole(auth.RoleMetrics)))
+		return ts, nil
+	}
+	for flag, addr := range listens {
+		if err := auth.CheckOpenListen(flag, addr, o.insecureOpen); err != nil {
+			return nil, err
+		}
+	}
+	log.Warn("open mode: no tokens configured, every request is accepted and captures choose their tenant; configure -tokens-file for anything but a loopback setup",
+		"insecure_open", o.insecureOpen)
+	return nil, nil
+}
+
+// retentionCmd enforces the retention settings once: "ingest retention".
+func retentionCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, _, err := parse("retention", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	conn, err := chconn.Open(ctx, cfg.ch, true)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := schema.Ready(ctx, conn); err != nil {
+		return fmt.Errorf("retention: %w; run ingest migrate first", err)
+	}
+	res, err := retention.Apply(ctx, conn, cfg.ops.retention, time.Now())
+	for _, c := range res.Changed {
+		fmt.Fprintln(stdout, c)
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.Changed) == 0 {
+		fmt.Fprintf(stdout, "retention up to date (%s mode): raw %s, rollup %s\n", res.Mode, cfg.ops.retention.Raw, cfg.ops.retention.Rollup)
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+-- Tool definition changes in the range: per (tenant, server, tool) the
+-- sightings of its definition ordered by time (then hash), and of them each
+-- one whose hash differs from the sighting before it, that is a new version
+-- or a return to an older one. A tool's first sighting is no change. The
+-- whole history before the end of the range is read, since the sighting
+-- before a change may be older than the range (tool_sightings is small).
+-- Hashes are shown as 16 hex digits, as the API shows them (hex drops
+-- leading zero bytes; the zeros are put back); change_no counts the tool's
+-- changes since its first sighting.
+SELECT
+  toDateTime(intDiv(p.1, 1000)) AS changed_at,
+  tenant_name,
+  server_name,
+  tool_name,
+  substring(concat('0000000000000000', lower(hex(p.3))), length(hex(p.3)) + 1) AS previous_hash,
+  substring(concat('0000000000000000', lower(hex(p.2))), length(hex(p.2)) + 1) AS new_hash,
+  p.4 AS change_no
+FROM (
+  SELECT
+    toString(tenant) AS tenant_name,
+    toString(server) AS server_name,
+    toString(tool) AS tool_name,
+    arraySort(groupArray((ts_ms, definition_hash))) AS s,
+    arrayFilter(i -> i > 1 AND s[i].2 != s[i - 1].2, arrayEnumerate(s)) AS idx,
+    arrayMap((i, k) -> (s[i].1, s[i].2, s[i - 1].2, toUInt32(k)), idx, arrayEnumerate(idx)) AS points
+  FROM tool_sightings FINAL
+  WHERE ts <= $__toTime
+    AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+    AND $__conditionalAll(server IN (${server:singlequote}), $server)
+    AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+  GROUP BY tenant_name, server_name, tool_name
+)
+ARRAY JOIN points AS p
+WHERE p.1 >= toInt64(toUInt32($__fromTime)) * 1000
+ORDER BY changed_at DESC, tenant_name, server_name, tool_name

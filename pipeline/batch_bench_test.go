@@ -1,0 +1,65 @@
+package pipeline_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+)
+
+// discardInserter counts the calls it is given and keeps none.
+type discardInserter struct{ calls atomic.Int64 }
+
+func (d *discardInserter) WriteCalls(_ context.Context, calls []pipeline.Call) error {
+	d.calls.Add(int64(len(calls)))
+	return nil
+}
+
+func (d *discardInserter) WriteDeadLetters(context.Context, []pipeline.DeadLetter) error { return nil }
+
+// BenchmarkBatchAppend is the batcher alone, with cmd/ingest's default
+// sizes: Add of request-sized slices of 1000 realistic calls while Run
+// flushes batches into an Inserter that keeps nothing. ns/call is the cost
+// of queueing and batching one call; a full queue waits for the flusher.
+func BenchmarkBatchAppend(b *testing.B) {
+	lines := generatedLines(b, 1000)
+	p := &pipeline.Processor{Classifier: classify.Default()}
+	calls := make([]pipeline.Call, len(lines))
+	for i, l := range lines {
+		c, err := p.Line(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		calls[i] = c
+	}
+	ins := &discardInserter{}
+	m := pipeline.NewMetrics(prometheus.NewRegistry())
+	batcher := pipeline.NewBatcher(ins, pipeline.BatchConfig{BatchSize: 10000, FlushEvery: time.Second, QueueCapacity: 200000},
+		m, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = batcher.Run(ctx) }()
+	b.ReportAllocs()
+	for b.Loop() {
+		for batcher.Add(calls, nil) != nil {
+			time.Sleep(10 * time.Microsecond) // queue full: the flusher catches up
+		}
+	}
+	b.StopTimer()
+	cancel()
+	<-done
+	if err := batcher.Drain(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	if got, want := ins.calls.Load(), int64(b.N*len(calls)); got != want {
+		b.Fatalf("inserted %d calls, want %d", got, want)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(calls)), "ns/call")
+}

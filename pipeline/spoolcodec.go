@@ -1,0 +1,258 @@
+package pipeline
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// The payload of one spool record is a version byte, the call and dead
+// letter counts as uvarints, then each call and each dead letter field by
+// field in declaration order: strings as a uvarint length and bytes,
+// integers as varints (zigzag for signed), times as unix seconds and
+// nanoseconds (UTC). It is written and read only by this file; a test
+// round-trips a Call with every field set, so a field added to Call without
+// a line here fails it.
+
+const recordVersion = 1
+
+// appendRecord encodes calls and dead letters as one record payload.
+func appendRecord(b []byte, calls []Call, dead []DeadLetter) []byte {
+	b = append(b, recordVersion)
+	b = binary.AppendUvarint(b, uint64(len(calls)))
+	b = binary.AppendUvarint(b, uint64(len(dead)))
+	for i := range calls {
+		b = appendCall(b, &calls[i])
+	}
+	for i := range dead {
+		d := &dead[i]
+		b = appendTime(b, d.Received)
+		b = appendStr(b, d.Tenant)
+		b = appendStr(b, d.Source)
+		b = binary.AppendUvarint(b, uint64(d.Line))
+		b = appendStr(b, d.Reason)
+		b = appendStr(b, d.Payload)
+	}
+	return b
+}
+
+func appendCall(b []byte, c *Call) []byte {
+	b = appendTime(b, c.Time)
+	b = binary.AppendVarint(b, c.TimeMs)
+	b = binary.AppendVarint(b, c.DurationMs)
+	for _, s := range [...]string{c.Tenant, c.Server, c.Tool, c.SessionID, c.SessionKey, c.TraceID, c.RequestID} {
+		b = appendStr(b, s)
+	}
+	b = binary.AppendUvarint(b, c.CallID)
+	for _, s := range [...]string{c.Client, c.ProtocolVersion, c.Source, c.Side, c.ArgsJSON} {
+		b = appendStr(b, s)
+	}
+	b = binary.AppendUvarint(b, c.ArgsHash)
+	b = appendStrs(b, c.ArgKeys)
+	b = appendStrs(b, c.ArgValues)
+	b = append(b, c.HasResponse, byte(c.IsError), c.RPCError)
+	b = binary.AppendVarint(b, c.RPCCode)
+	b = appendStr(b, c.RPCMessage)
+	b = appendStr(b, c.ResultType)
+	b = binary.AppendVarint(b, int64(c.ContentBlocks))
+	b = binary.AppendVarint(b, c.TextBytes)
+	b = append(b, c.HasStructured)
+	b = appendStr(b, c.Message)
+	b = appendStr(b, c.Category)
+	b = append(b, c.IsFailure, byte(c.DeclaredRetryable), byte(c.ExpectedRetryable))
+	b = appendStr(b, c.ClassSource)
+	b = appendStr(b, c.ClassRule)
+	b = appendStr(b, c.ErrorCode)
+	b = append(b, c.Misflagged)
+	b = binary.AppendVarint(b, c.RetryAfterMs)
+	b = append(b, c.Continuation)
+	b = appendStr(b, c.TaxonomyVersion)
+	b = binary.AppendVarint(b, c.IngestedMs)
+	return b
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = binary.AppendVarint(b, t.Unix())
+	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendStrs(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, 0)
+	}
+	// Length+1, so that nil and empty slices stay distinct.
+	b = binary.AppendUvarint(b, uint64(len(ss))+1)
+	for _, s := range ss {
+		b = appendStr(b, s)
+	}
+	return b
+}
+
+// recordCalls returns the number of calls in a record payload without
+// decoding them.
+func recordCalls(p []byte) (int, error) {
+	if len(p) == 0 || p[0] != recordVersion {
+		return 0, errBadRecord
+	}
+	n, k := binary.Uvarint(p[1:])
+	if k <= 0 || n > math.MaxInt32 {
+		return 0, errBadRecord
+	}
+	return int(n), nil
+}
+
+var errBadRecord = errors.New("malformed spool record")
+
+// recordReader decodes one record payload; the first error sticks.
+type recordReader struct {
+	p   []byte
+	err error
+}
+
+// decodeRecord decodes a payload written by appendRecord, appending to
+// calls and dead.
+func decodeRecord(p []byte, calls []Call, dead []DeadLetter) ([]Call, []DeadLetter, error) {
+	if len(p) == 0 || p[0] != recordVersion {
+		return calls, dead, fmt.Errorf("%w: version %v", errBadRecord, p[:min(len(p), 1)])
+	}
+	r := &recordReader{p: p[1:]}
+	nc, nd := r.uvarint(), r.uvarint()
+	// Each call takes at least 40 bytes and each dead letter 6: bound the
+	// counts by the payload before allocating.
+	if r.err != nil || nc > uint64(len(r.p)) || nd > uint64(len(r.p)) {
+		return calls, dead, fmt.Errorf("%w: bad counts", errBadRecord)
+	}
+	calls = growCalls(calls, int(nc))
+	for range nc {
+		var c Call
+		r.call(&c)
+		calls = append(calls, c)
+	}
+	for range nd {
+		var d DeadLetter
+		d.Received = r.time()
+		d.Tenant, d.Source = r.str(), r.str()
+		d.Line = uint32(r.uvarint())
+		d.Reason, d.Payload = r.str(), r.str()
+		dead = append(dead, d)
+	}
+	if r.err == nil && len(r.p) != 0 {
+		r.err = fmt.Errorf("%w: %d trailing bytes", errBadRecord, len(r.p))
+	}
+	return calls, dead, r.err
+}
+
+func growCalls(s []Call, n int) []Call {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	out := make([]Call, len(s), len(s)+n)
+	copy(out, s)
+	return out
+}
+
+func (r *recordReader) call(c *Call) {
+	c.Time = r.time()
+	c.TimeMs, c.DurationMs = r.varint(), r.varint()
+	c.Tenant, c.Server, c.Tool = r.str(), r.str(), r.str()
+	c.SessionID, c.SessionKey, c.TraceID, c.RequestID = r.str(), r.str(), r.str(), r.str()
+	c.CallID = r.uvarint()
+	c.Client, c.ProtocolVersion, c.Source, c.Side, c.ArgsJSON = r.str(), r.str(), r.str(), r.str(), r.str()
+	c.ArgsHash = r.uvarint()
+	c.ArgKeys, c.ArgValues = r.strs(), r.strs()
+	c.HasResponse, c.IsError, c.RPCError = r.byte(), int8(r.byte()), r.byte()
+	c.RPCCode = r.varint()
+	c.RPCMessage, c.ResultType = r.str(), r.str()
+	c.ContentBlocks = int32(r.varint())
+	c.TextBytes = r.varint()
+	c.HasStructured = r.byte()
+	c.Message, c.Category = r.str(), r.str()
+	c.IsFailure, c.DeclaredRetryable, c.ExpectedRetryable = r.byte(), int8(r.byte()), int8(r.byte())
+	c.ClassSource, c.ClassRule, c.ErrorCode = r.str(), r.str(), r.str()
+	c.Misflagged = r.byte()
+	c.RetryAfterMs = r.varint()
+	c.Continuation = r.byte()
+	c.TaxonomyVersion = r.str()
+	c.IngestedMs = r.varint()
+}
+
+func (r *recordReader) fail() {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: truncated", errBadRecord)
+	}
+	r.p = nil
+}
+
+func (r *recordReader) byte() byte {
+	if len(r.p) < 1 {
+		r.fail()
+		return 0
+	}
+	v := r.p[0]
+	r.p = r.p[1:]
+	return v
+}
+
+func (r *recordReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.p)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.p = r.p[n:]
+	return v
+}
+
+func (r *recordReader) varint() int64 {
+	v, n := binary.Varint(r.p)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.p = r.p[n:]
+	return v
+}
+
+func (r *recordReader) time() time.Time {
+	sec, ns := r.varint(), r.uvarint()
+	if ns >= 1e9 {
+		r.fail()
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(ns)).UTC()
+}
+
+func (r *recordReader) str() string {
+	n := r.uvarint()
+	if n > uint64(len(r.p)) {
+		r.fail()
+		return ""
+	}
+	s := string(r.p[:n])
+	r.p = r.p[n:]
+	return s
+}
+
+func (r *recordReader) strs() []string {
+	n := r.uvarint()
+	if n == 0 {
+		return nil
+	}
+	n--
+	if n > uint64(len(r.p)) {
+		r.fail()
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.str()
+	}
+	return out
+}

@@ -1,0 +1,34 @@
+-- When each tool's definition in force changed, before @to: per (tenant,
+-- server, tool) the sightings ordered by time (then hash, so that ties order
+-- alike on every engine); a point is the first sighting (is_first = 1: the
+-- tool's first known definition, not a change) or a sighting whose hash
+-- differs from the one before it, which includes a return to an older
+-- version. The version in force at t is the one of the last point at or
+-- before t. s[0] (for i = 1) is the default tuple, only read as the previous
+-- hash of the first point.
+SELECT
+  tenant_,
+  server_,
+  tool_,
+  p.1 AS change_ms,
+  p.2 AS change_hash,
+  p.3 AS previous_hash,
+  p.4 AS is_first
+FROM (
+  SELECT
+    toString(tenant) AS tenant_,
+    toString(server) AS server_,
+    toString(tool) AS tool_,
+    arraySort(groupArray((ts_ms, definition_hash))) AS s,
+    arrayMap(i -> (s[i].1, s[i].2, s[i - 1].2, toUInt8(i = 1)),
+      arrayFilter(i -> i = 1 OR s[i].2 != s[i - 1].2, arrayEnumerate(s))) AS points
+  FROM tool_sightings FINAL
+  WHERE ts <= toDateTime(@to_s, 'UTC') AND ts_ms < @to_ms
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@all_tenants = 1 OR has(@tenants, tenant))
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+  GROUP BY tenant_, server_, tool_
+)
+ARRAY JOIN points AS p
+ORDER BY tenant_, server_, tool_, change_ms

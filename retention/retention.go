@@ -1,0 +1,239 @@
+// Package retention deletes expired data: raw calls and dead letters after
+// Config.Raw, the calls_5m rollup after Config.Rollup. On servers with table
+// TTL (ClickHouse 19.6 and later, and chDB) it sets each table's TTL and the
+// server's merges delete expired rows; on older servers (18.16) it drops
+// the daily partitions (PARTITION BY toYYYYMMDD) that lie wholly before the
+// cutoff. Both are idempotent: running them again changes nothing.
+package retention
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Config says how long data is kept; 0 keeps it for ever.
+type Config struct {
+	Raw    time.Duration // calls and dead_letters (-retention)
+	Rollup time.Duration // calls_5m (-rollup-retention)
+}
+
+// Validate checks that the rollup outlives the raw calls it summarises and
+// that both are whole days.
+func (c Config) Validate() error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"-retention", c.Raw}, {"-rollup-retention", c.Rollup}} {
+		if d.v < 0 || d.v%(24*time.Hour) != 0 {
+			return fmt.Errorf("%s %s: want whole days (e.g. 720h for 30 days), or 0 to keep for ever", d.flag, d.v)
+		}
+	}
+	if c.Raw > 0 && c.Rollup > 0 && c.Rollup < c.Raw {
+		return fmt.Errorf("-rollup-retention (%s) is shorter than -retention (%s): the rollup would lose data the raw table still has", c.Rollup, c.Raw)
+	}
+	return nil
+}
+
+// DB is what Apply needs: clickhouse-go's driver.Conn, or chDB in tests.
+type DB interface {
+	Exec(ctx context.Context, query string, args ...any) error
+	Select(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// table is one table under retention: its time column and which setting
+// applies.
+type table struct {
+	name, column string
+	rollup       bool
+}
+
+var tables = []table{
+	{"calls", "ts", false},
+	{"dead_letters", "received", false},
+	{"calls_5m", "bucket", true},
+}
+
+// Result is what one Apply did.
+type Result struct {
+	Mode    string   // "ttl" or "partitions"
+	Changed []string // "calls: TTL 30 days", "calls: dropped partition 20261029", ...
+}
+
+// Apply enforces cfg at time now. Table and column names are fixed in this
+// file; the day counts and partition ids are bound parameters.
+func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	ttl, err := supportsTTL(ctx, db)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Mode: "partitions"}
+	if ttl {
+		res.Mode = "ttl"
+	}
+	for _, t := range tables {
+		keep := cfg.Raw
+		if t.rollup {
+			keep = cfg.Rollup
+		}
+		if keep == 0 {
+			continue
+		}
+		days := int64(keep / (24 * time.Hour))
+		if ttl {
+			changed, err := setTTL(ctx, db, t, days)
+			if err != nil {
+				return res, err
+			}
+			if changed {
+				res.Changed = append(res.Changed, fmt.Sprintf("%s: TTL %s + %d days", t.name, t.column, days))
+			}
+			continue
+		}
+		dropped, err := dropPartitions(ctx, db, t, now.Add(-keep))
+		res.Changed = append(res.Changed, dropped...)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// supportsTTL reports whether the server has MergeTree TTL (19.6+).
+func supportsTTL(ctx context.Context, db DB) (bool, error) {
+	var v []struct {
+		V string `ch:"v"`
+	}
+	if err := db.Select(ctx, &v, "SELECT version() AS v"); err != nil {
+		return false, fmt.Errorf("retention: server version: %w", err)
+	}
+	if len(v) != 1 {
+		return false, fmt.Errorf("retention: server version: %d rows", len(v))
+	}
+	parts := strings.SplitN(v[0].V, ".", 3)
+	if len(parts) < 2 {
+		return false, nil
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false, nil
+	}
+	return major > 19 || major == 19 && minor >= 6, nil
+}
+
+// setTTL sets t's TTL to days unless the table already has it, and reports
+// whether it changed anything. The server rewrites the TTL expression as
+// "<column> + toIntervalDay(<days>)".
+func setTTL(ctx context.Context, db DB, t table, days int64) (bool, error) {
+	var rows []struct {
+		Engine string `ch:"engine_full"`
+	}
+	if err := db.Select(ctx, &rows, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = @table",
+		clickhouse.Named("table", t.name)); err != nil {
+		return false, fmt.Errorf("retention: read TTL of %s: %w", t.name, err)
+	}
+	if len(rows) != 1 {
+		return false, fmt.Errorf("retention: table %s not found; run ingest migrate", t.name)
+	}
+	if strings.Contains(rows[0].Engine, fmt.Sprintf("TTL %s + toIntervalDay(%d)", t.column, days)) {
+		return false, nil
+	}
+	if err := db.Exec(ctx, "ALTER TABLE "+t.name+" MODIFY TTL "+t.column+" + INTERVAL @days DAY",
+		clickhouse.Named("days", days)); err != nil {
+		return false, fmt.Errorf("retention: set TTL of %s: %w", t.name, err)
+	}
+	return true, nil
+}
+
+// dropPartitions drops t's daily partitions that end at or before cutoff.
+func dropPartitions(ctx context.Context, db DB, t table, cutoff time.Time) ([]string, error) {
+	var parts []struct {
+		Partition string `ch:"partition"`
+	}
+	if err := db.Select(ctx, &parts, "SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = @table AND active ORDER BY partition",
+		clickhouse.Named("table", t.name)); err != nil {
+		return nil, fmt.Errorf("retention: list partitions of %s: %w", t.name, err)
+	}
+	cutDay := cutoff.UTC().Truncate(24 * time.Hour)
+	var dropped []string
+	for _, p := range parts {
+		id := strings.Trim(p.Partition, "'")
+		day, err := time.Parse("20060102", id)
+		if err != nil {
+			return dropped, fmt.Errorf("retention: %s has partition %q, not a toYYYYMMDD day", t.name, p.Partition)
+		}
+		if !day.Before(cutDay) {
+			continue // holds rows at or after the cutoff
+		}
+		n, _ := strconv.ParseUint(id, 10, 32)
+		if err := db.Exec(ctx, "ALTER TABLE "+t.name+" DROP PARTITION @partition", clickhouse.Named("partition", uint32(n))); err != nil {
+			return dropped, fmt.Errorf("retention: drop partition %s of %s: %w", id, t.name, err)
+		}
+		dropped = append(dropped, fmt.Sprintf("%s: dropped partition %s", t.name, id))
+	}
+	return dropped, nil
+}
+
+// Metrics are the retention job's Prometheus metrics.
+type Metrics struct {
+	runs        *prometheus.CounterVec
+	changes     prometheus.Counter
+	lastSuccess prometheus.Gauge
+}
+
+// NewMetrics registers the retention metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
+	return &Metrics{
+		runs: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_retention_runs_total",
+			Help: "Retention runs by result (ok, error).",
+		}, []string{"result"}),
+		changes: f.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_retention_changes_total",
+			Help: "Partitions dropped and TTLs set by the retention job.",
+		}),
+		lastSuccess: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_retention_last_success_timestamp_seconds",
+			Help: "Unix time of the last successful retention run.",
+		}),
+	}
+}
+
+// Run applies cfg now and then every interval until ctx is done. Errors
+// are logged and counted; the next run tries again.
+func Run(ctx context.Context, db DB, cfg Config, every time.Duration, m *Metrics, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		start := time.Now()
+		res, err := Apply(ctx, db, cfg, start)
+		for _, c := range res.Changed {
+			log.Info("retention", "mode", res.Mode, "change", c)
+		}
+		m.changes.Add(float64(len(res.Changed)))
+		if err != nil && ctx.Err() == nil {
+			m.runs.WithLabelValues("error").Inc()
+			log.Error("retention run failed", "err", err)
+		} else if err == nil {
+			m.runs.WithLabelValues("ok").Inc()
+			m.lastSuccess.SetToCurrentTime()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package schema_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// TestClusterStatements pins the translation of single-server DDL to
+// cluster DDL, one rule per row. Its behaviour on a real cluster is tested
+// in clustertest.
+func TestClusterStatements(t *testing.T) {
+	const table = "CREATE TABLE IF NOT EXISTS t (\n  a String,\n  v Int64\n) ENGINE = ReplacingMergeTree(v)\nORDER BY (a, v)"
+	tests := []struct {
+		name  string
+		files []string // the migrations, in order; the last one is checked
+		want  []string
+	}{
+		{
+			"a table becomes a replicated local table and a Distributed table sharded by its ORDER BY",
+			[]string{table},
+			[]string{
+				"CREATE TABLE IF NOT EXISTS db.t_local ON CLUSTER c (\n  a String,\n  v Int64\n) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/db/t', '{replica}', v)\nORDER BY (a, v)",
+				"CREATE TABLE IF NOT EXISTS db.t ON CLUSTER c AS db.t_local ENGINE = Distributed(c, db, t_local, cityHash64(a, v))",
+			},
+		},
+		{
+			"calls is sharded by session; an engine without arguments gets the path and replica only",
+			[]string{"-- the calls\nCREATE TABLE calls (tenant String, server String, session_key String, call_id UInt64) ENGINE = MergeTree() ORDER BY (tenant, server, session_key, call_id);"},
+			[]string{
+				"-- the calls\nCREATE TABLE db.calls_local ON CLUSTER c (tenant String, server String, session_key String, call_id UInt64) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/db/calls', '{replica}') ORDER BY (tenant, server, session_key, call_id)",
+				"CREATE TABLE IF NOT EXISTS db.calls ON CLUSTER c AS db.calls_local ENGINE = Distributed(c, db, calls_local, cityHash64(tenant, server, session_key))",
+			},
+		},
+		{
+			"a table ordered by an expression is sharded at random",
+			[]string{"CREATE TABLE t (a String) ENGINE = MergeTree ORDER BY tuple()"},
+			[]string{
+				"CREATE TABLE db.t_local ON CLUSTER c (a String) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/db/t', '{replica}') ORDER BY tuple()",
+				"CREATE TABLE IF NOT EXISTS db.t ON CLUSTER c AS db.t_local ENGINE = Distributed(c, db, t_local, rand())",
+			},
+		},
+		{
+			"a materialized view reads and writes local tables; a column named like a table stays",
+			[]string{table, "CREATE TABLE r (a String, t AggregateFunction(uniqExact, Int64)) ENGINE = AggregatingMergeTree() ORDER BY a",
+				"CREATE MATERIALIZED VIEW IF NOT EXISTS r_mv TO r AS SELECT a, uniqExactState(v) AS t FROM t GROUP BY a"},
+			[]string{"CREATE MATERIALIZED VIEW IF NOT EXISTS db.r_mv ON CLUSTER c TO db.r_local AS SELECT a, uniqExactState(v) AS t FROM db.t_local GROUP BY a"},
+		},
+		{
+			"a view reads the Distributed tables, in subqueries too",
+			[]string{table, "CREATE VIEW IF NOT EXISTS w AS SELECT a FROM (SELECT a FROM t FINAL) WHERE a IN (SELECT a FROM t)"},
+			[]string{"CREATE VIEW IF NOT EXISTS db.w ON CLUSTER c AS SELECT a FROM (SELECT a FROM db.t FINAL) WHERE a IN (SELECT a FROM db.t)"},
+		},
+		{
+			"ALTER applies every command to the local table and the column commands to the Distributed one",
+			[]string{table, "ALTER TABLE t ADD COLUMN b UInt8 DEFAULT 0 AFTER a, MODIFY TTL toDateTime(v) + INTERVAL 1 DAY, COMMENT COLUMN a 'x, y'"},
+			[]string{
+				"ALTER TABLE db.t_local ON CLUSTER c ADD COLUMN b UInt8 DEFAULT 0 AFTER a, MODIFY TTL toDateTime(v) + INTERVAL 1 DAY, COMMENT COLUMN a 'x, y'",
+				"ALTER TABLE db.t ON CLUSTER c ADD COLUMN b UInt8 DEFAULT 0 AFTER a, COMMENT COLUMN a 'x, y'",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := statements(t, tt.files)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n;\n"), strings.Join(tt.want, "\n;\n"))
+			}
+		})
+	}
+}
+
+func statements(t *testing.T, files []string) []string {
+	t.Helper()
+	var ms []schema.Migration
+	for i, f := range files {
+		ms = append(ms, schema.Migration{Version: uint32(i + 1), Name: "m.sql", SQL: f})
+	}
+	out, err := schema.ClusterStatements(ms, "c", "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out[len(out)-1]
+}
+
+// TestClusterStatementsRejectWhatHasNoClusterForm lists the statements
+// cluster mode refuses, each with the reason it gives.
+func TestClusterStatementsRejectWhatHasNoClusterForm(t *testing.T) {
+	tests := []struct {
+		sql    string
+		reason string
+	}{
+		{"CREATE TABLE t (a String) ENGINE = Log", "no replicated form"},
+		{"CREATE TABLE t (a String) ENGINE = ReplicatedMergeTree('/p', 'r') ORDER BY a", "no replicated form"},
+		{"CREATE TABLE mcplens.t (a String) ENGINE = MergeTree ORDER BY a", "without a database"},
+		{"CREATE MATERIALIZED VIEW v ENGINE = MergeTree ORDER BY a AS SELECT 1 AS a", "want TO"},
+		{"CREATE MATERIALIZED VIEW v TO nowhere AS SELECT 1 AS a", "not a table created"},
+		{"ALTER TABLE nowhere ADD COLUMN a String", "not a table created"},
+		{"INSERT INTO t (a) SELECT 'x'", "cannot translate"},
+		{"CREATE TABLE t (a String) ENGINE = MergeTree PRIMARY KEY a", "no ORDER BY"},
+	}
+	for _, tt := range tests {
+		_, err := schema.ClusterStatements([]schema.Migration{{Version: 1, Name: "m.sql", SQL: tt.sql}}, "c", "db")
+		if err == nil || !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), "m.sql") {
+			t.Errorf("%s: got error %v, want one naming m.sql and %q", tt.sql, err, tt.reason)
+		}
+	}
+}
+
+// TestEveryMigrationHasClusterDDL translates every embedded migration,
+// so that a new file cluster mode cannot express fails here, and checks
+// that each statement parses on the modern engine (chDB). ClickHouse 18.16
+// runs them in clustertest, on a real cluster.
+func TestEveryMigrationHasClusterDDL(t *testing.T) {
+	ms, err := schema.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts, err := schema.ClusterStatements(ms, "mcplens", "mcplens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range chtest.Engines(t) {
+		if !e.Modern() {
+			continue // no EXPLAIN on 18.16
+		}
+		for i, m := range ms {
+			if len(stmts[i]) == 0 {
+				t.Errorf("%s: no cluster statements", m.Name)
+			}
+			for _, s := range stmts[i] {
+				if !strings.Contains(s, " ON CLUSTER mcplens ") {
+					t.Errorf("%s: statement without ON CLUSTER: %s", m.Name, s)
+				}
+				if err := e.DB.Exec(context.Background(), "EXPLAIN AST "+s); err != nil {
+					t.Errorf("%s on %s: %v\n%s", m.Name, e.Name, err, s)
+				}
+			}
+		}
+	}
+}
