@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,6 +72,7 @@ type toolVersion struct {
 	once       sync.Once
 	in, out    *compiledSchema
 	compileErr error
+	reported   atomic.Bool // compileErr was logged
 }
 
 // compiled compiles the schemas once; err reports a schema that cannot be
@@ -121,17 +123,14 @@ func (c *catalog) observe(d *ToolDef) (writeDef, writeSighting, tracked bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := c.tools[k]
+	if h == nil && len(c.tools) >= c.maxTools || c.versions[d.Hash] == nil && len(c.versions) >= c.maxVersions {
+		return false, false, false
+	}
 	if h == nil {
-		if len(c.tools) >= c.maxTools {
-			return false, false, false
-		}
 		h = &toolHistory{stored: map[uint64]bool{}, lastSighting: map[uint64]int64{}}
 		c.tools[k] = h
 	}
 	if c.versions[d.Hash] == nil {
-		if len(c.versions) >= c.maxVersions {
-			return false, false, false
-		}
 		c.versions[d.Hash] = newVersion(d)
 	}
 	writeDef = !h.stored[d.Hash]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcplens/mcplens/pipeline/classify"
@@ -414,5 +415,26 @@ func TestOTLPToolsList(t *testing.T) {
 	got := pendingViolations(tl)
 	if len(got) != 1 || got[0].Path != "department" || got[0].Suggestion != "finance" {
 		t.Errorf("violations %+v, want one for department (the semconv call has no arguments to check)", got)
+	}
+}
+
+// TestUncompilableSchemaIsNotValidated: a definition whose inputSchema
+// cannot be compiled (an external $ref) leaves its calls unvalidated,
+// counted as schema_error, instead of failing them all.
+func TestUncompilableSchemaIsNotValidated(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	tl := NewTools(nil, nil, ToolsConfig{}, reg, quietLog())
+	p := &Processor{Classifier: classify.Default(), Decode: DecodeOptions{Now: testNow}, Tools: tl}
+	body := toolsListLine("2026-11-29T09:00:00Z", `{"name":"search_docs","inputSchema":{"$ref":"https://schemas.example.com/search.json"}}`) + "\n" +
+		`{"time":"2026-11-29T10:00:00Z","tenant":"acme","server":"kb","request":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_docs","arguments":{"q":1}}},"response":{"jsonrpc":"2.0","id":1,"result":{"content":[]}}}`
+	res, err := p.ReadNDJSON(strings.NewReader(body), "default", testNow(), func(Call) {}, func(DeadLetter) {})
+	if err != nil || res.Accepted != 1 || res.ToolLists != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if got := pendingViolations(tl); len(got) != 0 {
+		t.Errorf("violations %+v, want none", got)
+	}
+	if n := testutil.ToFloat64(tl.m.validations.WithLabelValues(SideArguments, "schema_error")); n != 1 {
+		t.Errorf("schema_error count %v, want 1", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -142,9 +143,10 @@ func (t *Tools) Check(c *Call, in *classify.Input) {
 		t.m.validations.WithLabelValues(SideArguments, "no_definition").Inc()
 		return
 	}
-	inS, outS, err := v.compiled()
-	if err != nil {
-		t.m.validations.WithLabelValues(SideArguments, "schema_error").Inc()
+	inS, outS, err := v.compiled() // a side whose schema does not compile is nil: not validated
+	if err != nil && v.reported.CompareAndSwap(false, true) && t.log != nil {
+		t.log.Warn("tool schema does not compile; that side of its calls is not validated", "tenant", c.Tenant,
+			"server", c.Server, "tool", c.Tool, "definition_hash", fmt.Sprintf("%016x", v.hash), "err", err)
 	}
 	var rows []Violation
 	add := func(side string, f finding) {
@@ -160,7 +162,9 @@ func (t *Tools) Check(c *Call, in *classify.Input) {
 		t.m.validations.WithLabelValues(SideArguments, "unknown_arguments").Inc()
 	case inS != nil:
 		t.validate(inS, in.Arguments, SideArguments, add, true)
-	case err == nil:
+	case v.input != "":
+		t.m.validations.WithLabelValues(SideArguments, "schema_error").Inc()
+	default:
 		t.m.validations.WithLabelValues(SideArguments, "no_schema").Inc()
 	}
 	if outS != nil && c.HasResponse == 1 && c.RPCError == 0 && c.IsError != 1 && c.ResultType == resultComplete &&
@@ -311,6 +315,9 @@ func (t *Tools) Flush(ctx context.Context) error {
 // Drain flushes until the queue is empty or ctx ends; it gets its own
 // deadline at shutdown, as the Batcher's does.
 func (t *Tools) Drain(ctx context.Context) error {
+	if t.w == nil {
+		return nil // nothing to insert through; the rows stay queued
+	}
 	for {
 		err := t.Flush(ctx)
 		if t.Queued() == 0 {

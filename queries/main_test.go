@@ -52,8 +52,8 @@ func (c call) row() pipeline.Call {
 	row := pipeline.Call{
 		Time: ts, TimeMs: ts.UnixMilli(), DurationMs: 10, Tenant: tenant, Server: server, Tool: c.tool,
 		SessionID: c.session, SessionKey: c.session, RequestID: c.req,
-		CallID:   hashString(tenant + "|" + server + "|" + c.session + "|" + c.req + "|" + ts.String()),
-		Source:   "capture", ArgsJSON: args, ArgsHash: hashString(args), ArgKeys: c.keys, ArgValues: c.values,
+		CallID: hashString(tenant + "|" + server + "|" + c.session + "|" + c.req + "|" + ts.String()),
+		Source: "capture", ArgsJSON: args, ArgsHash: hashString(args), ArgKeys: c.keys, ArgValues: c.values,
 		HasResponse: 1, IsError: -1, ContentBlocks: 1, Category: string(cat),
 		DeclaredRetryable: c.declared, ExpectedRetryable: cat.ExpectedRetryable(),
 		ClassSource: classify.SourceDefault, RPCCode: c.code, TaxonomyVersion: "test", IngestedMs: 1,

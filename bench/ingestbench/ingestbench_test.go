@@ -20,7 +20,7 @@ func TestIngestBenchRuns(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	for _, s := range []string{nameJSON, nameNative, nameNativeNoView, "ingest ndjson |", "ingest ndjson+gzip |",
-		"ingest otlp |", "ingest otlp+gzip |", "ingest ndjson, -spool-fsync=never |", "| sustained:", "| overload:"} {
+		"ingest otlp |", "ingest otlp+gzip |", "ingest ndjson, -spool-fsync=never |", "ingest ndjson, -batch-size=50000 |", "| sustained:", "| overload:"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("the report has no %q row:\n%s", s, out.String())
 		}

@@ -2,9 +2,12 @@
 // machine's limit, in one run on one ClickHouse server (BENCHMARKS.md):
 //
 //   - ingest: realistic calls from the traffic generator, posted to a
-//     running cmd/ingest over loopback by several concurrent clients, as
+//     running cmd/ingest (its default flags: spool with fsync always,
+//     batches of 10,000) over loopback by several concurrent clients, as
 //     NDJSON captures and as OTLP protobuf spans, gzip off and on, timed
-//     until count() FROM calls holds all of them;
+//     until count() FROM calls holds all of them; plus NDJSON with
+//     -spool-fsync=never and with -batch-size=50000, to show what those
+//     settings cost;
 //   - the references: the same calls already normalized (Processor.Line),
 //     inserted by clickhouse-client as JSONEachRow (what a user without
 //     mcplens would do) and as Native (the machine's limit), into the same
@@ -15,7 +18,9 @@
 // Each scenario runs -runs times, interleaved, into a fresh database; the
 // table shows medians and ingest's rate as a ratio of each reference.
 // With -cpuprofile it instead runs ingest in this process on NDJSON once
-// and writes a CPU profile of the ingest path.
+// and writes a CPU profile of the ingest path. The binary needs libchdb.so
+// (CHDB_LIB_PATH, as the tests do) because it starts ClickHouse through
+// chtest.
 //
 //	go run ./bench/ingestbench [-calls 300000] [-runs 3] [-clickhouse-addr host:port]
 package main
@@ -166,7 +171,7 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 			b.clientJSON, b.clientNative, b.clientNativeNoRollup,
 			b.ingestRun(nd, ""), b.ingestRun(b.data.payloads[1], ""),
 			b.ingestRun(b.data.payloads[2], ""), b.ingestRun(b.data.payloads[3], ""),
-			b.ingestRun(nd, "-spool-fsync=never"),
+			b.ingestRun(nd, "-spool-fsync=never"), b.ingestRun(nd, "-batch-size=50000"),
 		} {
 			res, err := s(ctx)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -25,7 +26,8 @@ type toolsConfig struct {
 }
 
 func (t *toolsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
-	fs.BoolVar(&t.enabled, "validate-schemas", envOr(getenv, "MCPLENS_VALIDATE_SCHEMAS", "true") == "true", "capture tool definitions (tools/list lines and spans, POST /v1/tools) and validate every call's arguments and structured result against the definition in force (env MCPLENS_VALIDATE_SCHEMAS; docs/schemas.md)")
+	enabled, err := strconv.ParseBool(envOr(getenv, "MCPLENS_VALIDATE_SCHEMAS", "true"))
+	fs.BoolVar(&t.enabled, "validate-schemas", err != nil || enabled, "capture tool definitions (tools/list lines and spans, POST /v1/tools) and validate every call's arguments and structured result against the definition in force (env MCPLENS_VALIDATE_SCHEMAS; docs/schemas.md)")
 	fs.IntVar(&t.cfg.QueueCapacity, "tool-queue-capacity", 100000, "schema violation rows held in memory while ClickHouse is slow or down; more are dropped and counted (mcplens_tool_rows_dropped_total)")
 	fs.DurationVar(&t.cfg.SightingEvery, "tool-sighting-every", time.Hour, "write a sighting of an unchanged tool definition at most this often per process; lower keeps last_seen fresher at the cost of more rows (changes are always written)")
 	fs.DurationVar(&t.cfg.Refresh, "tool-refresh", time.Minute, "reload the definitions other ingest processes captured this often; 0 loads them only at start")
