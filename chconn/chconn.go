@@ -5,7 +5,7 @@
 // mode (docs/scaling.md): the database is created ON CLUSTER, migrations
 // build replicated local tables with Distributed tables over them
 // (schema.ApplyCluster), and every INSERT into a Distributed table returns
-// only once each shard has the rows (insert_distributed_sync=1).
+// only once each shard has the rows (see dial).
 package chconn
 
 import (
@@ -102,15 +102,23 @@ func Open(ctx context.Context, c Config, create bool) (driver.Conn, error) {
 }
 
 // dial opens a connection pool. In cluster mode every statement carries
-// insert_distributed_sync=1 (its 18.16 name, an alias of
-// distributed_foreground_insert on modern servers), so an INSERT into a
-// Distributed table is acknowledged only after every shard it touches has
-// its rows: the spool then never commits calls that sit in a Distributed
-// table's local queue. The setting means nothing to other statements.
+// two insert settings (the others ignore them):
+//
+//   - insert_distributed_sync=1 (its 18.16 name, an alias of
+//     distributed_foreground_insert on modern servers): an INSERT into a
+//     Distributed table is acknowledged only after every shard it touches
+//     has its rows, so the spool never commits calls that sit in a
+//     Distributed table's local queue.
+//   - insert_deduplicate=0: a retried batch is inserted again, as on a
+//     single server, and the idempotent keys make the copy harmless. With
+//     block deduplication a replicated table drops the retried block and
+//     ClickHouse 18.16 then skips the materialized views too, so a batch
+//     whose first attempt failed after its calls and before its rollup
+//     rows were written would never reach calls_5m.
 func dial(ctx context.Context, c Config, database string) (driver.Conn, error) {
 	var settings clickhouse.Settings
 	if c.Cluster != "" {
-		settings = clickhouse.Settings{"insert_distributed_sync": 1}
+		settings = clickhouse.Settings{"insert_distributed_sync": 1, "insert_deduplicate": 0}
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:        c.addrs(),

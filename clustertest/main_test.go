@@ -43,13 +43,16 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	code := 1
+	// The servers' logs are kept when a test failed or the cluster did not
+	// start; the binaries never.
+	code, keep := 1, false
 	defer func() {
-		if code == 0 {
+		if code == 0 || !keep {
 			os.RemoveAll(dir)
-		} else {
-			fmt.Fprintf(os.Stderr, "clustertest: logs kept in %s\n", dir)
+			return
 		}
+		os.RemoveAll(bin)
+		fmt.Fprintf(os.Stderr, "clustertest: logs kept in %s\n", dir)
 	}()
 	bin = filepath.Join(dir, "bin")
 	for _, c := range []string{"ingest", "api"} {
@@ -61,10 +64,20 @@ func run(m *testing.M) int {
 	}
 	ctx := context.Background()
 	start := time.Now()
-	cluster, err = chtest.StartCluster(ctx, filepath.Join(dir, "cluster"), clusterName, 2, 2)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "clustertest: ClickHouse cluster unavailable:", err)
-		return 1
+	keep = true
+	// The ports are free when chosen and taken when the servers start: a
+	// process of another test may take one in between, so start again on
+	// new ports before giving up.
+	for attempt := 1; ; attempt++ {
+		cluster, err = chtest.StartCluster(ctx, filepath.Join(dir, fmt.Sprintf("cluster%d", attempt)), clusterName, 2, 2)
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			fmt.Fprintln(os.Stderr, "clustertest: ClickHouse cluster unavailable:", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "clustertest: start cluster (attempt %d): %v\n", attempt, err)
 	}
 	defer cluster.Stop()
 	single, err = chtest.StartServer(ctx, filepath.Join(dir, "single"))
@@ -80,15 +93,15 @@ func run(m *testing.M) int {
 }
 
 // target is one database under test: in cluster mode on the cluster, or on
-// the single server, with the schema applied through the production code
-// (chconn.Open creates the database, schema.ApplyCluster migrates).
+// the single server.
 type target struct {
 	cfg  chconn.Config
 	conn driver.Conn
 }
 
-// databases creates a fresh database on the cluster and on the single
-// server, with the same name, and migrates both.
+// databases creates a fresh database with the same name on the cluster and
+// on the single server and migrates both the way production does, with
+// `ingest migrate` (in cluster mode for the cluster).
 func databases(t testing.TB) (clustered, one target) {
 	t.Helper()
 	name := fmt.Sprintf("ct_%d_%d", os.Getpid(), dbSeq.Add(1))
@@ -98,15 +111,23 @@ func databases(t testing.TB) (clustered, one target) {
 	one.cfg.Addr = single.Addr
 	for _, tg := range []*target{&clustered, &one} {
 		start := time.Now()
-		conn, err := chconn.Open(context.Background(), tg.cfg, true)
+		args := []string{"migrate", "-clickhouse-addr", tg.cfg.Addr, "-clickhouse-database", name}
+		if tg.cfg.Cluster != "" {
+			args = append(args, "-clickhouse-cluster", tg.cfg.Cluster)
+		}
+		out, err := exec.Command(filepath.Join(bin, "ingest"), args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ingest %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		conn, err := chconn.Open(context.Background(), tg.cfg, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { conn.Close() })
-		if _, err := schema.ApplyCluster(context.Background(), conn, tg.cfg.Cluster); err != nil {
-			t.Fatalf("migrate %s: %v", tg.cfg.String(), err)
+		if err := schema.Ready(context.Background(), conn); err != nil {
+			t.Fatalf("%s after ingest migrate: %v\n%s", tg.cfg.String(), err, out)
 		}
-		t.Logf("migrated %s in %s", tg.cfg.String(), time.Since(start).Round(time.Millisecond))
+		t.Logf("ingest migrate %s: %s", tg.cfg.String(), time.Since(start).Round(time.Millisecond))
 		tg.conn = conn
 	}
 	return clustered, one

@@ -227,7 +227,7 @@ func (p *parser) tableName() (string, int, error) {
 	i := p.pos
 	p.pos++
 	if p.at(".") {
-		return "", 0, fmt.Errorf("table %s.%s: migrations name tables without a database", p.toks[i].text, p.toks[p.pos+1].text)
+		return "", 0, fmt.Errorf("table %s.…: migrations name tables without a database", p.toks[i].text)
 	}
 	return p.toks[i].text, i, nil
 }

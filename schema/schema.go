@@ -5,6 +5,10 @@
 // engine difference is LowCardinality: servers older than 19.3 accept it in DDL
 // only with allow_experimental_low_cardinality_type=1, a setting modern servers
 // reject, so Apply sends it with DDL statements to old servers only.
+//
+// On a ClickHouse cluster, ApplyCluster runs the same files translated by
+// cluster.go: replicated local tables, Distributed tables over them, ON
+// CLUSTER (docs/scaling.md).
 package schema
 
 import (
@@ -112,21 +116,23 @@ func ApplyCluster(ctx context.Context, db DB, cluster string) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
+	done, err := AppliedVersions(ctx, db)
+	if err != nil {
+		return nil, err
+	}
 	stmts := make([][]string, len(ms))
+	pending := false
 	for i, m := range ms {
 		stmts[i] = []string{m.SQL}
+		pending = pending || !done[m.Version]
 	}
 	recordCtx := ctx
-	if cluster != "" {
+	if cluster != "" && pending {
 		if stmts, err = clusterPlan(ctx, db, ms, cluster); err != nil {
 			return nil, err
 		}
 		// The record must be on its shard before the next Apply reads it.
 		recordCtx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1}))
-	}
-	done, err := AppliedVersions(ctx, db)
-	if err != nil {
-		return nil, err
 	}
 	var applied []string
 	for i, m := range ms {
