@@ -49,7 +49,7 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.otlp.TenantAttribute, "otlp-tenant-attribute", envOr(getenv, "MCPLENS_OTLP_TENANT_ATTRIBUTE", "mcplens.tenant"), "resource attribute that names the tenant of OTLP spans; spans without it get -default-tenant")
 	fs.IntVar(&c.otlp.MaxSpans, "otlp-max-spans", 10000, "spans read per OTLP export request; the rest are rejected in the partial-success response")
 	fs.IntVar(&c.otlp.MaxAttributeBytes, "otlp-max-attribute-bytes", 64<<10, "longest OTLP string attribute read (arguments, results); longer ones are ignored and counted")
-	fs.DurationVar(&c.otlp.PairWindow, "otlp-pair-window", 10*time.Second, "how long a client or server span waits for the other side of its call before it is stored alone; longer pairs more calls at the cost of freshness (docs/otel.md)")
+	fs.DurationVar(&c.otlp.PairWindow, "otlp-pair-window", 0, "how long a client or server span is held in memory waiting for the other side of its call; 0 (default) stores every span at once, so an acknowledged span is always durable, and the other side merges into the same row when it arrives; >0 (e.g. 10s) writes one merged row with the server's name at the cost of held spans being lost on a crash (docs/otel.md, docs/operations.md)")
 	fs.IntVar(&c.otlp.PairCapacity, "otlp-pair-capacity", 100000, "spans held for pairing, and stored spans remembered for a late other side, at most each; bounds memory")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, how long to finish requests and flush queued calls")
 	c.ops.register(fs, getenv)
