@@ -4,9 +4,9 @@
 #   micro   Go benchmarks of each pipeline stage, with allocations, 5 runs each
 #   ingest  ingest end to end against clickhouse-client's JSONEachRow and
 #           Native inserts on the same server (bench/ingestbench; 3 runs)
-#   scale   every endpoint's query at MCPLENS_BENCH_CALLS calls (default
-#           1,000,000) on both engines (queries.BenchmarkScale; the mean of
-#           3 iterations of each query on one generated data set)
+#   scale   every endpoint's queries at MCPLENS_BENCH_CALLS calls (default
+#           1,000,000) on both engines (queries.BenchmarkScale; 3 runs, each
+#           on freshly generated data, one iteration per endpoint; medians)
 # Usage: scripts/bench.sh [micro] [ingest] [scale]   (no argument: all three)
 # Raw outputs go to BENCH_OUT (default: a new directory under /tmp).
 set -euo pipefail
@@ -16,6 +16,8 @@ parts=("$@")
 out=${BENCH_OUT:-$(mktemp -d /tmp/mcplens-bench-XXXXXX)}
 mkdir -p "$out"
 calls=${MCPLENS_BENCH_CALLS:-1000000}
+# The engines' test harness loads chDB from here, as `make` sets it.
+export CHDB_LIB_PATH=${CHDB_LIB_PATH:-$PWD/.deps/chdb/node_modules/@chdb/lib-linux-x64-gnu/libchdb.so}
 
 # median_table reads `go test -bench` output and prints, per benchmark, the
 # median of every metric over its runs.
@@ -41,7 +43,10 @@ median_table() {
       for (k = 1; k <= n; k++) {
         name = order[k]; line = sprintf("%-60s %2d runs", name, runs[name])
         split(substr(units[name], 2), us, " ")
-        for (i = 1; i in us; i++) line = line sprintf("  %12.6g %s", median(name, us[i]), us[i])
+        for (i = 1; i in us; i++) {
+          x = median(name, us[i])
+          line = line sprintf(x >= 100 ? "  %10.0f %s" : "  %10.3g %s", x, us[i])
+        }
         print line
       }
     }'
@@ -53,8 +58,9 @@ for part in "${parts[@]}"; do
   micro)
     echo "== pipeline stages (go test -bench, medians of 5 runs)"
     go test -run '^$' -bench 'BenchmarkDecodeCapture|BenchmarkNormalizeArgs|BenchmarkProcessorLine|BenchmarkProcessorReadNDJSON|BenchmarkBatchAppend|BenchmarkDecodeOTLP' \
-      -benchmem -count 5 ./pipeline >"$out/micro.txt"
-    go test -run '^$' -bench 'BenchmarkClassify$' -benchmem -count 5 ./pipeline/classify >>"$out/micro.txt"
+      -benchmem -count 5 ./pipeline >"$out/micro.txt" 2>&1 || { tail -20 "$out/micro.txt"; exit 1; }
+    go test -run '^$' -bench 'BenchmarkClassify$' -benchmem -count 5 ./pipeline/classify >>"$out/micro.txt" 2>&1 ||
+      { tail -20 "$out/micro.txt"; exit 1; }
     median_table <"$out/micro.txt"
     ;;
   ingest)
@@ -62,11 +68,33 @@ for part in "${parts[@]}"; do
     go run ./bench/ingestbench -calls "${MCPLENS_INGEST_CALLS:-300000}" -runs 3 2>"$out/ingest.log" | tee "$out/ingest.md"
     ;;
   scale)
-    echo "== queries at $calls calls (BenchmarkScale; ms, mean of 3 iterations)"
-    MCPLENS_BENCH_CALLS=$calls go test -run '^$' -bench BenchmarkScale -benchtime 3x -count 1 -timeout 3h -v ./queries \
-      | grep -Ev '^=== ' >"$out/scale.txt"
+    echo "== queries at $calls calls (BenchmarkScale; ms, medians of 3 runs)"
+    MCPLENS_BENCH_CALLS=$calls go test -run '^$' -bench BenchmarkScale -benchtime 1x -count 3 -timeout 3h -v ./queries \
+      >"$out/scale.txt" 2>&1 || { tail -20 "$out/scale.txt"; exit 1; }
     grep 'generated' "$out/scale.txt" || true
-    awk '/^BenchmarkScale\// { n = $1; sub(/^BenchmarkScale\//, "", n); sub(/-[0-9]+$/, "", n); printf "%-60s %10.1f ms\n", n, $3 / 1e6 }' "$out/scale.txt"
+    awk '
+      /^BenchmarkScale\/.*ns\/op/ {
+        split($1, f, "/"); sub(/-[0-9]+$/, "", f[5]); col = f[2] " " f[4]
+        if (!(f[5] in seen)) { seen[f[5]] = 1; rows[++n] = f[5] }
+        if (!(col in cseen)) { cseen[col] = 1; cols[++m] = col }
+        k = ++cnt[f[5], col]; ms[f[5], col, k] = $3 / 1e6
+      }
+      function median(r, c,   k, a, i, j, t) {
+        for (k = 1; k <= cnt[r, c]; k++) a[k] = ms[r, c, k]
+        for (i = 2; i <= cnt[r, c]; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        k = cnt[r, c]
+        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+      }
+      END {
+        line = "| endpoint |"; sep = "|---|"
+        for (j = 1; j <= m; j++) { line = line " " cols[j] " (ms) |"; sep = sep "---:|" }
+        print line; print sep
+        for (i = 1; i <= n; i++) {
+          line = "| " rows[i] " |"
+          for (j = 1; j <= m; j++) line = line sprintf(" %.0f |", median(rows[i], cols[j]))
+          print line
+        }
+      }' "$out/scale.txt"
     ;;
   *)
     echo "bench.sh: unknown part $part (want micro, ingest or scale)" >&2
