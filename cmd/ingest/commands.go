@@ -134,7 +134,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	start := time.Now()
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(stopCtx) // 1. stop taking requests
+	// 1. Stop taking requests. In-flight requests get half of the deadline;
+	// past it their connections are closed: they were not acknowledged, so
+	// nothing accepted is lost, and the drain keeps its share of the time.
+	httpCtx, cancelHTTP := context.WithTimeout(stopCtx, cfg.shutdownTimeout/2)
+	if herr := srv.Shutdown(httpCtx); herr != nil {
+		log.Warn("requests still running at the shutdown deadline; closing their connections unacknowledged", "err", herr)
+		_ = srv.Close()
+	}
+	cancelHTTP()
 	log.Info("http stopped", "took", time.Since(start).String())
 	if gsrv != nil {
 		stopGRPC(stopCtx, gsrv)
