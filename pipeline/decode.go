@@ -472,22 +472,10 @@ func (d *capDecoder) request() error {
 	s := &d.s
 	d.req = reqFields{}
 	d.hasRequest = false
-	s.ws()
-	switch c := s.peek(); c {
-	case '{':
-	case 'n':
-		return s.literal("null")
-	default:
-		if err := s.skip(); err != nil {
-			return err
-		}
-		d.fail("request: want object, got %s", kindName(c))
-		return nil
-	}
-	d.hasRequest = true
-	if err := s.enter(); err != nil {
+	if ok, err := d.openObject("request"); !ok || err != nil {
 		return err
 	}
+	d.hasRequest = true
 	for i := 0; ; i++ {
 		key, ok, err := s.member(i)
 		if err != nil {
@@ -569,22 +557,10 @@ func (d *capDecoder) params() error {
 	s := &d.s
 	d.req.hasParams, d.req.name, d.req.args, d.req.continuation = false, span{}, false, false
 	d.req.metaProto, d.req.metaClient, d.req.metaTrace = span{}, span{}, span{}
-	s.ws()
-	switch c := s.peek(); c {
-	case '{':
-	case 'n':
-		return s.literal("null")
-	default:
-		if err := s.skip(); err != nil {
-			return err
-		}
-		d.fail("request.params: want object, got %s", kindName(c))
-		return nil
-	}
-	d.req.hasParams = true
-	if err := s.enter(); err != nil {
+	if ok, err := d.openObject("request.params"); !ok || err != nil {
 		return err
 	}
+	d.req.hasParams = true
 	for i := 0; ; i++ {
 		key, ok, err := s.member(i)
 		if err != nil {
@@ -715,22 +691,10 @@ func (d *capDecoder) response() error {
 	d.hasResp = false
 	d.resp = noResponse()
 	d.texts = d.texts[:0]
-	s.ws()
-	switch c := s.peek(); c {
-	case '{':
-	case 'n':
-		return s.literal("null")
-	default:
-		if err := s.skip(); err != nil {
-			return err
-		}
-		d.fail("response: want object, got %s", kindName(c))
-		return nil
-	}
-	d.hasResp = true
-	if err := s.enter(); err != nil {
+	if ok, err := d.openObject("response"); !ok || err != nil {
 		return err
 	}
+	d.hasResp = true
 	for i := 0; ; i++ {
 		key, ok, err := s.member(i)
 		if err != nil {
@@ -767,22 +731,10 @@ func (d *capDecoder) result() error {
 	r.isError, r.resultType, r.task, r.contentBlocks = -1, span{}, false, -1
 	r.textBytes, r.textBudget, r.firstText, r.structured, r.meta = 0, classifierTextBytes, -1, span{}, span{}
 	d.texts = d.texts[:0]
-	s.ws()
-	switch c := s.peek(); c {
-	case '{':
-	case 'n':
-		return s.literal("null")
-	default:
-		if err := s.skip(); err != nil {
-			return err
-		}
-		d.fail("response.result: want object, got %s", kindName(c))
-		return nil
-	}
-	r.hasResult = true
-	if err := s.enter(); err != nil {
+	if ok, err := d.openObject("response.result"); !ok || err != nil {
 		return err
 	}
+	r.hasResult = true
 	for i := 0; ; i++ {
 		key, ok, err := s.member(i)
 		if err != nil {
@@ -950,26 +902,34 @@ func (d *capDecoder) contentBlock() error {
 	return nil
 }
 
-func (d *capDecoder) rpcError() error {
+// openObject reads a field's value that must be an object or null. It
+// enters an object and reports true; null is accepted and skipped; any other
+// value is skipped and recorded as the line's error ("field: want object").
+func (d *capDecoder) openObject(field string) (bool, error) {
 	s := &d.s
-	r := &d.resp
-	r.hasError, r.rpcCode, r.rpcMessage, r.errData = false, 0, span{}, span{}
 	s.ws()
 	switch c := s.peek(); c {
 	case '{':
 	case 'n':
-		return s.literal("null")
+		return false, s.literal("null")
 	default:
 		if err := s.skip(); err != nil {
-			return err
+			return false, err
 		}
-		d.fail("response.error: want object, got %s", kindName(c))
-		return nil
+		d.fail("%s: want object, got %s", field, kindName(c))
+		return false, nil
 	}
-	r.hasError = true
-	if err := s.enter(); err != nil {
+	return true, s.enter()
+}
+
+func (d *capDecoder) rpcError() error {
+	s := &d.s
+	r := &d.resp
+	r.hasError, r.rpcCode, r.rpcMessage, r.errData = false, 0, span{}, span{}
+	if ok, err := d.openObject("response.error"); !ok || err != nil {
 		return err
 	}
+	r.hasError = true
 	for i := 0; ; i++ {
 		key, ok, err := s.member(i)
 		if err != nil {
