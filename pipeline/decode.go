@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -198,10 +200,8 @@ type decodeState struct {
 	canon   canonizer
 	ex      exploder
 	arena   []byte // Call strings, converted to one string at the end
-	iarena  []byte // Input strings
-	raw     []byte // Input raw JSON
+	iarena  []byte // Input strings and raw JSON, copied to one buffer at the end
 	scratch []byte
-	text    []byte
 	texts   []span
 	hashBuf []byte
 }
@@ -214,7 +214,7 @@ func getState() *decodeState { return statePool.Get().(*decodeState) }
 // so that the pool does not pin them.
 func putState(st *decodeState) {
 	const keep = 64 << 10
-	if cap(st.arena) > keep || cap(st.iarena) > keep || cap(st.raw) > keep || cap(st.text) > keep ||
+	if cap(st.arena) > keep || cap(st.iarena) > keep ||
 		cap(st.scratch) > keep || cap(st.canon.out) > keep || cap(st.canon.tmp) > keep ||
 		cap(st.ex.red) > keep || cap(st.ex.vals) > keep {
 		return
@@ -239,6 +239,7 @@ type capDecoder struct {
 	protoVer span
 	traceID  span
 	localErr span // in iarena
+	rawBytes int  // bytes of raw JSON in iarena; the rest are strings
 
 	hasRequest bool
 	req        reqFields
@@ -289,7 +290,7 @@ func (d *capDecoder) fail(format string, args ...any) {
 // line decodes the top-level object.
 func (d *capDecoder) line() error {
 	s := &d.s
-	d.arena, d.iarena, d.raw, d.texts = d.arena[:0], d.iarena[:0], d.raw[:0], d.texts[:0]
+	d.arena, d.iarena, d.texts, d.rawBytes = d.arena[:0], d.iarena[:0], d.texts[:0], 0
 	d.duration = -1
 	d.resp = noResponse()
 	s.ws()
@@ -794,7 +795,7 @@ func (d *capDecoder) isError() error {
 }
 
 // rawValue validates the value at the cursor and copies its JSON text, as
-// written, to d.raw.
+// written, to d.iarena.
 func (d *capDecoder) rawValue() (span, error) {
 	s := &d.s
 	s.ws()
@@ -802,9 +803,10 @@ func (d *capDecoder) rawValue() (span, error) {
 	if err := s.skip(); err != nil {
 		return span{}, err
 	}
-	a := len(d.raw)
-	d.raw = append(d.raw, s.buf[start:s.pos]...)
-	return span{a, len(d.raw), true}, nil
+	a := len(d.iarena)
+	d.iarena = append(d.iarena, s.buf[start:s.pos]...)
+	d.rawBytes += s.pos - start
+	return span{a, len(d.iarena), true}, nil
 }
 
 // content counts the content blocks and keeps the text blocks.
@@ -850,7 +852,11 @@ func (d *capDecoder) contentBlock() error {
 	if err := s.enter(); err != nil {
 		return err
 	}
-	var text []byte
+	// The text is decoded straight into iarena, cut to the budget left;
+	// it is dropped again unless the block turns out to be a text block.
+	r := &d.resp
+	a := len(d.iarena)
+	var textLen int
 	isText, hasText := false, false
 	for i := 0; ; i++ {
 		key, ok, err := s.member(i)
@@ -867,8 +873,9 @@ func (d *capDecoder) contentBlock() error {
 			isText = ok && string(v) == "text"
 		case "text":
 			s.ws()
+			d.iarena = d.iarena[:a]
 			if s.peek() == '"' {
-				text, err = s.str(&d.text)
+				d.iarena, textLen, err = s.appendStringCut(d.iarena, r.textBudget)
 				hasText = err == nil
 			} else {
 				hasText = false
@@ -882,21 +889,15 @@ func (d *capDecoder) contentBlock() error {
 		}
 	}
 	if !isText || !hasText {
+		d.iarena = d.iarena[:a]
 		return nil
 	}
-	r := &d.resp
-	r.textBytes += int64(len(text))
+	r.textBytes += int64(textLen)
 	if r.textBudget > 0 {
-		keep := text
-		if len(keep) > r.textBudget {
-			keep = keep[:utf8Cut(keep, r.textBudget)]
-		}
-		r.textBudget -= len(keep)
+		r.textBudget -= len(d.iarena) - a
 		if r.firstText < 0 {
 			r.firstText = len(d.texts)
 		}
-		a := len(d.iarena)
-		d.iarena = append(d.iarena, keep...)
 		d.texts = append(d.texts, span{a, len(d.iarena), true})
 	}
 	return nil
@@ -944,11 +945,8 @@ func (d *capDecoder) rpcError() error {
 		case "message":
 			s.ws()
 			if s.peek() == '"' {
-				var v []byte
-				if v, err = s.str(&d.text); err == nil {
-					v = v[:utf8Cut(v, classifierTextBytes)]
-					a := len(d.iarena)
-					d.iarena = append(d.iarena, v...)
+				a := len(d.iarena)
+				if d.iarena, _, err = s.appendStringCut(d.iarena, classifierTextBytes); err == nil {
 					r.rpcMessage = span{a, len(d.iarena), true}
 				}
 			} else {
@@ -1068,8 +1066,9 @@ func (d *capDecoder) build() (Call, classify.Input, error) {
 		canon = append(d.canon.out[:0], "{}"...)
 	}
 	argsHash := xxhash.Sum64(canon)
-	argsRaw := span{len(d.raw), len(d.raw) + len(canon), true} // unredacted, for Input.Arguments
-	d.raw = append(d.raw, canon...)
+	argsRaw := span{len(d.iarena), len(d.iarena) + len(canon), true} // unredacted, for Input.Arguments
+	d.iarena = append(d.iarena, canon...)
+	d.rawBytes += len(canon)
 	hashOnly := lim.red.hashOnlyBytes(d.arena[server.a:server.b])
 	if err := d.ex.run(canon, lim.red, hashOnly, lim.maxValue); err != nil {
 		return Call{}, classify.Input{}, err
@@ -1195,8 +1194,12 @@ func (d *capDecoder) build() (Call, classify.Input, error) {
 		ResultType:      c.ResultType,
 		ContentBlocks:   int(c.ContentBlocks),
 	}
-	if len(d.iarena) > 0 {
-		istr := string(d.iarena)
+	// One copy of iarena holds the Input strings and the raw JSON: one
+	// allocation instead of two. The strings view bytes that none of the
+	// raw slices (each capped to its span) covers, so they never change.
+	ibuf := append([]byte(nil), d.iarena...)
+	istr := unsafe.String(unsafe.SliceData(ibuf), len(ibuf))
+	if len(d.iarena) > d.rawBytes { // the strings are not all empty
 		if r.rpcMessage.ok {
 			in.RPCMessage = istr[r.rpcMessage.a:r.rpcMessage.b]
 		}
@@ -1210,19 +1213,16 @@ func (d *capDecoder) build() (Call, classify.Input, error) {
 			}
 		}
 	}
-	if len(d.raw) > 0 {
-		raw := append([]byte(nil), d.raw...)
-		rawAt := func(sp span) []byte {
-			if !sp.ok {
-				return nil
-			}
-			return raw[sp.a:sp.b:sp.b]
+	rawAt := func(sp span) []byte {
+		if !sp.ok {
+			return nil
 		}
-		in.ErrorData = rawAt(r.errData)
-		in.Structured = rawAt(r.structured)
-		in.ResultMeta = rawAt(r.meta)
-		in.Arguments = rawAt(argsRaw)
+		return ibuf[sp.a:sp.b:sp.b]
 	}
+	in.ErrorData = rawAt(r.errData)
+	in.Structured = rawAt(r.structured)
+	in.ResultMeta = rawAt(r.meta)
+	in.Arguments = rawAt(argsRaw)
 	if !r.hasResult {
 		in.Texts, in.Structured, in.ResultMeta = nil, nil, nil
 	}
@@ -1604,16 +1604,32 @@ func (s *jscan) scanString() (start int, escaped, nonASCII bool, err error) {
 	b := s.buf
 	start = s.pos
 	i := s.pos + 1
-	var acc byte // OR of the plain bytes: bit 7 marks non-ASCII
+	var acc uint64 // OR of the plain bytes: bit 7 of any byte marks non-ASCII
 	for {
+		// Eight bytes at a time up to the first '"', '\\' or control
+		// character; the bytes near the end of the line one at a time.
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			m := specialBytes(w)
+			if m == 0 {
+				acc |= w
+				i += 8
+				continue
+			}
+			n := bits.TrailingZeros64(m) >> 3 // the first special byte
+			acc |= w & (1<<(8*n) - 1)
+			i += n
+			goto special
+		}
 		for i < len(b) {
 			c := b[i]
 			if !plainStringByte[c] {
 				break
 			}
-			acc |= c
+			acc |= uint64(c)
 			i++
 		}
+	special:
 		if i >= len(b) {
 			s.pos = i
 			return start, false, false, s.errAt(start, "unterminated string")
@@ -1622,7 +1638,7 @@ func (s *jscan) scanString() (start int, escaped, nonASCII bool, err error) {
 		switch {
 		case c == '"':
 			s.pos = i + 1
-			return start, escaped, acc >= 0x80, nil
+			return start, escaped, acc&hiBits != 0, nil
 		case c == '\\':
 			if i+1 >= len(b) {
 				s.pos = i + 1
@@ -1647,6 +1663,30 @@ func (s *jscan) scanString() (start int, escaped, nonASCII bool, err error) {
 			return start, false, false, s.errAt(i, "control character in string")
 		}
 	}
+}
+
+// Masks for the word-at-a-time string scan.
+const (
+	loBits = 0x0101010101010101
+	hiBits = 0x8080808080808080
+)
+
+// specialBytes marks with bit 7 the bytes of w (little endian) that are
+// '"', '\\' or a control character (below 0x20). A byte above the first
+// marked one may be marked wrongly (a borrow runs up from a marked byte),
+// so the result is exact as to whether there is one and where the first
+// one is: bits.TrailingZeros64(m)/8.
+func specialBytes(w uint64) uint64 {
+	q := w ^ (loBits * '"')
+	bs := w ^ (loBits * '\\')
+	return ((q-loBits)&^q | (bs-loBits)&^bs | (w-loBits*0x20)&^w) & hiBits
+}
+
+// escapeOrHighBytes marks, like specialBytes, the bytes of w that are
+// '\\' or not ASCII.
+func escapeOrHighBytes(w uint64) uint64 {
+	bs := w ^ (loBits * '\\')
+	return (w | (bs-loBits)&^bs) & hiBits
 }
 
 // plainStringByte marks the bytes that scanString passes over without a
@@ -1702,14 +1742,47 @@ func (s *jscan) appendString(dst []byte) ([]byte, error) {
 	return appendUnescaped(dst, inner), nil
 }
 
+// appendStringCut reads the string at the cursor and appends it, decoded
+// and cut to at most limit bytes at a UTF-8 boundary, to dst; n is the
+// length of the whole decoded string.
+func (s *jscan) appendStringCut(dst []byte, limit int) (out []byte, n int, err error) {
+	start, esc, high, err := s.scanString()
+	if err != nil {
+		return dst, 0, err
+	}
+	inner := s.buf[start+1 : s.pos-1]
+	if !esc && (!high || utf8.Valid(inner)) {
+		return append(dst, inner[:utf8Cut(inner, max(limit, 0))]...), len(inner), nil
+	}
+	a := len(dst)
+	dst = appendUnescaped(dst, inner)
+	n = len(dst) - a
+	return dst[:a+utf8Cut(dst[a:], max(limit, 0))], n, nil
+}
+
 // appendUnescaped decodes the inside of a validated JSON string. Invalid
 // UTF-8 bytes and unpaired surrogate escapes become U+FFFD, as in
 // encoding/json.
 func appendUnescaped(dst, in []byte) []byte {
+	start := 0 // in[start:i] is still to be copied as it is
 	for i := 0; i < len(in); {
+		// Runs of ASCII without escapes are copied in one piece.
+		for i+8 <= len(in) {
+			m := escapeOrHighBytes(binary.LittleEndian.Uint64(in[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+			break
+		}
+		if i >= len(in) {
+			break
+		}
 		c := in[i]
 		switch {
 		case c == '\\':
+			dst = append(dst, in[start:i]...)
 			switch in[i+1] {
 			case 'b':
 				dst = append(dst, '\b')
@@ -1737,25 +1810,26 @@ func appendUnescaped(dst, in []byte) []byte {
 					}
 				}
 				dst = utf8.AppendRune(dst, r)
+				start = i
 				continue
 			default: // '"', '\\', '/'
 				dst = append(dst, in[i+1])
 			}
 			i += 2
+			start = i
 		case c < utf8.RuneSelf:
-			dst = append(dst, c)
 			i++
 		default:
 			r, size := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, in[start:i]...)
 				dst = append(dst, "\uFFFD"...)
-			} else {
-				dst = append(dst, in[i:i+size]...)
+				start = i + 1
 			}
 			i += size
 		}
 	}
-	return dst
+	return append(dst, in[start:]...)
 }
 
 func hex4(b []byte) uint16 {

@@ -123,6 +123,7 @@ type traceDecoder struct {
 	tooLarge int      // attribute values over MaxAttributeBytes, ignored
 	seen     []string // keys already counted as too large in the current span
 	buf      []byte
+	opts     *DecodeOptions // p.Decode with Now fixed to now; set by the first build
 }
 
 // tracesStats counts the spans of one request.
@@ -160,6 +161,12 @@ func (d *traceDecoder) decodeTraces(td ptrace.Traces) ([]spanFacts, []DeadLetter
 				switch {
 				case err == nil:
 					f.index = n
+					if facts == nil {
+						// Room for the spans left, up to 64: one allocation
+						// for a small request, a bounded one for a large
+						// request that is mostly other spans.
+						facts = make([]spanFacts, 0, min(td.SpanCount()-n+1, 64))
+					}
 					facts = append(facts, f)
 				case errors.Is(err, errSkipSpan):
 					st.skipped++
@@ -301,6 +308,12 @@ func parseCode(s string) (int64, bool) {
 	if s == "" || len(s) > 20 {
 		return 0, false
 	}
+	// What ParseInt accepts in base 10: a sign and digits. Checked first
+	// because its error allocates, and most values here are not numbers.
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
 }
@@ -352,7 +365,8 @@ func (d *traceDecoder) rawJSON(m pcommon.Map, key string) (string, bool) {
 	return "", false
 }
 
-// jsonObject parses s as a JSON object, or returns nil.
+// jsonObject parses s as a JSON object, or returns nil. It is for
+// dropNulls, which re-encodes the object; lookups use jsonObj.
 func jsonObject(s string) map[string]json.RawMessage {
 	s = strings.TrimSpace(s)
 	if len(s) < 2 || s[0] != '{' {
@@ -363,14 +377,6 @@ func jsonObject(s string) map[string]json.RawMessage {
 		return nil
 	}
 	return m
-}
-
-func rawString(r json.RawMessage) (string, bool) {
-	var s string
-	if len(r) == 0 || r[0] != '"' || json.Unmarshal(r, &s) != nil {
-		return "", false
-	}
-	return s, true
 }
 
 // nameMethod reads a method and a tool from a span name: "tools/call X",
@@ -442,17 +448,17 @@ func (d *traceDecoder) facts(res pcommon.Resource, scope pcommon.Instrumentation
 	if method == "" {
 		method = nm
 	}
-	var entityInput map[string]json.RawMessage
+	var entityInput jsonObj // empty unless parsed
 	if traceloopTool {
 		if s, ok := d.rawJSON(a, "traceloop.entity.input"); ok {
-			entityInput = jsonObject(s)
+			entityInput.parse(s)
 		}
 	}
 	if method == "" {
 		switch {
 		case d.str(a, "gen_ai.operation.name") == "execute_tool" && hasMCPAttribute(a):
 			method = toolsCall
-		case traceloopTool && (strings.Contains(strings.ToLower(scopeName), "mcp") || entityInput["tool_name"] != nil):
+		case traceloopTool && (strings.Contains(strings.ToLower(scopeName), "mcp") || entityInput.has("tool_name")):
 			method = toolsCall
 		}
 	}
@@ -527,16 +533,17 @@ func (d *traceDecoder) facts(res pcommon.Resource, scope pcommon.Instrumentation
 	f.reqID = d.str(a, "jsonrpc.request.id", "mcp.request.id", "mcp.message_id", "rpc.jsonrpc.request_id")
 
 	// Logfire carries the whole request and response objects.
-	var lfParams map[string]json.RawMessage
+	var lfParams jsonObj // empty unless parsed
 	if logfire {
 		if s, ok := d.rawJSON(a, "request"); ok {
-			if req := jsonObject(s); req != nil {
-				lfParams = jsonObject(string(req["params"]))
+			var req jsonObj
+			if req.parse(s) {
+				lfParams.parse(req.get("params"))
 				if f.reqID == "" {
-					if id, ok := rawString(req["id"]); ok {
-						f.reqID = id
-					} else if n := req["id"]; len(n) > 0 && n[0] != 'n' && n[0] != '{' && n[0] != '[' {
-						f.reqID = string(n)
+					if id, ok := jsonStringValue(req.get("id")); ok {
+						f.reqID = strings.Clone(id)
+					} else if n := req.get("id"); len(n) > 0 && n[0] != 'n' && n[0] != '{' && n[0] != '[' {
+						f.reqID = strings.Clone(n)
 					}
 				}
 			}
@@ -555,10 +562,10 @@ func (d *traceDecoder) facts(res pcommon.Resource, scope pcommon.Instrumentation
 		f.tool = nameTool(name)
 	}
 	if f.tool == "" {
-		if s, ok := rawString(lfParams["name"]); ok {
-			f.tool = s
-		} else if s, ok := rawString(entityInput["tool_name"]); ok {
-			f.tool = s
+		if s, ok := jsonStringValue(lfParams.get("name")); ok {
+			f.tool = strings.Clone(s)
+		} else if s, ok := jsonStringValue(entityInput.get("tool_name")); ok {
+			f.tool = strings.Clone(s)
 		}
 	}
 	if f.tool == "" {
@@ -568,7 +575,7 @@ func (d *traceDecoder) facts(res pcommon.Resource, scope pcommon.Instrumentation
 		return f, errSkipSpan // MCPcat's synthetic tool, not a call to the server
 	}
 
-	d.arguments(&f, a, entityInput, lfParams)
+	d.arguments(&f, a, &entityInput, &lfParams)
 	d.outcome(&f, a, sp, logfire, mcpcat, mcpGo, openlit)
 	return f, nil
 }
@@ -602,12 +609,12 @@ func hasKey(m pcommon.Map, key string) bool {
 }
 
 // arguments finds the tool arguments in the order of §10.
-func (d *traceDecoder) arguments(f *spanFacts, a pcommon.Map, entityInput, lfParams map[string]json.RawMessage) {
+func (d *traceDecoder) arguments(f *spanFacts, a pcommon.Map, entityInput, lfParams *jsonObj) {
 	set := func(s string) bool {
 		if strings.TrimSpace(s) == "" {
 			return false
 		}
-		if json.Valid([]byte(s)) {
+		if validJSON(s) {
 			f.args, f.argsKind = s, argsJSON
 		} else {
 			f.args, f.argsKind = s, argsHashed
@@ -619,14 +626,15 @@ func (d *traceDecoder) arguments(f *spanFacts, a pcommon.Map, entityInput, lfPar
 			return
 		}
 	}
-	if r := entityInput["arguments"]; len(r) > 0 && set(string(r)) {
+	if r := entityInput.get("arguments"); len(r) > 0 && set(r) {
 		return
 	}
-	if r := lfParams["arguments"]; len(r) > 0 && set(string(r)) {
+	if r := lfParams.get("arguments"); len(r) > 0 && set(r) {
 		return
 	}
 	if s, ok := d.rawJSON(a, "mcp.params"); ok {
-		if p := jsonObject(s); p != nil && len(p["arguments"]) > 0 && set(string(p["arguments"])) {
+		var p jsonObj
+		if p.parse(s) && len(p.get("arguments")) > 0 && set(p.get("arguments")) {
 			return
 		}
 	}
@@ -658,7 +666,7 @@ func (d *traceDecoder) arguments(f *spanFacts, a pcommon.Map, entityInput, lfPar
 		b = append(b, ':')
 		switch v.Type() {
 		case pcommon.ValueTypeStr:
-			if s := v.Str(); json.Valid([]byte(s)) {
+			if s := v.Str(); validJSON(s) {
 				b = append(b, s...)
 			} else {
 				b = appendJSONString(b, s)
@@ -667,7 +675,7 @@ func (d *traceDecoder) arguments(f *spanFacts, a pcommon.Map, entityInput, lfPar
 			b = append(b, "null"...)
 		default:
 			s := v.AsString()
-			if v.Type() == pcommon.ValueTypeBytes || !json.Valid([]byte(s)) {
+			if v.Type() == pcommon.ValueTypeBytes || !validJSON(s) {
 				b = appendJSONString(b, s)
 			} else {
 				b = append(b, s...)
@@ -721,15 +729,19 @@ func (d *traceDecoder) outcome(f *spanFacts, a pcommon.Map, sp ptrace.Span, logf
 		}
 	}
 	if s, ok := d.rawJSON(a, "traceloop.entity.output"); ok {
-		if out := jsonObject(s); out != nil {
+		var out jsonObj
+		if out.parse(s) {
 			if f.isError < 0 {
-				var b bool
-				if json.Unmarshal(out["is_error"], &b) == nil && len(out["is_error"]) > 0 {
-					f.isError = b2i(b)
+				// json.Unmarshal into a bool: null leaves it false.
+				switch out.get("is_error") {
+				case "true":
+					f.isError = 1
+				case "false", "null":
+					f.isError = 0
 				}
 			}
-			if t, ok := rawString(out["result"]); ok && t != "" {
-				f.texts = append(f.texts, t)
+			if t, ok := jsonStringValue(out.get("result")); ok && t != "" {
+				f.texts = append(f.texts, strings.Clone(t))
 			}
 		}
 	}
@@ -738,9 +750,10 @@ func (d *traceDecoder) outcome(f *spanFacts, a pcommon.Map, sp ptrace.Span, logf
 	}
 
 	// Raw results: semconv, OpenLIT, OpenLLMetry, Logfire.
-	keys := []string{"gen_ai.tool.call.result", "mcp.tool.result", "mcp.result", "mcp.response.payload", "mcp.response.value"}
+	resultKeys := [...]string{"gen_ai.tool.call.result", "mcp.tool.result", "mcp.result", "mcp.response.payload", "mcp.response.value", "response"}
+	keys := resultKeys[:len(resultKeys)-1]
 	if logfire {
-		keys = append(keys, "response")
+		keys = resultKeys[:]
 	}
 	for _, k := range keys {
 		s, ok := d.rawJSON(a, k)
@@ -873,43 +886,37 @@ func embeddedMCPCode(msg string) (int64, string, bool) {
 // response, or an ErrorData object. It reports whether the attribute said
 // anything about the outcome.
 func (d *traceDecoder) rawResult(f *spanFacts, s string) bool {
-	obj := jsonObject(s)
-	if obj == nil {
+	var obj jsonObj
+	if !obj.parse(s) {
 		// Any other value (a string, a number) is a tool output without the
 		// CallToolResult around it: a success whose shape is unknown.
 		return false
 	}
-	if r, ok := obj["result"]; ok && (obj["jsonrpc"] != nil || obj["id"] != nil) {
-		obj = jsonObject(string(r))
-		if obj == nil {
+	if r := obj.get("result"); r != "" && (obj.has("jsonrpc") || obj.has("id")) {
+		if !obj.parse(r) {
 			return false
 		}
-		s = string(r)
-	} else if e, ok := obj["error"]; ok && (obj["jsonrpc"] != nil || obj["id"] != nil) {
-		obj = jsonObject(string(e))
-		if obj == nil {
+		s = r
+	} else if e := obj.get("error"); e != "" && (obj.has("jsonrpc") || obj.has("id")) {
+		if !obj.parse(e) {
 			return false
 		}
-		s = string(e)
+		s = e
 	}
-	_, content := obj["content"]
-	_, structured := obj["structuredContent"]
-	_, isErr := obj["isError"]
-	_, rt := obj["resultType"]
-	_, task := obj["task"]
-	if content || structured || isErr || rt || task {
-		if json.Valid([]byte(s)) {
+	if obj.has("content") || obj.has("structuredContent") || obj.has("isError") || obj.has("resultType") || obj.has("task") {
+		if validJSON(s) {
 			f.result, f.info = s, 2
 			return true
 		}
 		return false
 	}
-	if code, ok := obj["code"]; ok {
-		if m, ok := obj["message"]; ok {
+	if code := obj.get("code"); code != "" {
+		if m := obj.get("message"); m != "" {
 			var c float64
-			if json.Unmarshal(code, &c) == nil && c == math.Trunc(c) && math.Abs(c) < 1<<62 {
+			if json.Unmarshal([]byte(code), &c) == nil && c == math.Trunc(c) && math.Abs(c) < 1<<62 {
 				f.rpcErr, f.rpcCode, f.info = true, int64(c), 2
-				f.rpcMsg, _ = rawString(m)
+				f.rpcMsg, _ = jsonStringValue(m)
+				f.rpcMsg = strings.Clone(f.rpcMsg)
 				return true
 			}
 		}
@@ -953,13 +960,22 @@ func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 		g.timeMs, g.tenant, g.server, g.tool = id.timeMs, id.tenant, id.server, id.tool
 		f = &g
 	}
-	line := d.line(f)
-	opts := d.p.Decode
-	opts.MaxLineBytes = max(opts.MaxLineBytes, len(line))
-	if opts.Now == nil {
-		now := d.now
-		opts.Now = func() time.Time { return now }
+	if d.buf == nil {
+		d.buf = make([]byte, 0, 2048) // most lines fit; one buffer per request
 	}
+	line := d.line(f)
+	if d.opts == nil {
+		// The options of every line of the request, made once: a Now that
+		// returns the request's time does not escape per call.
+		opts := d.p.Decode
+		if opts.Now == nil {
+			now := d.now
+			opts.Now = func() time.Time { return now }
+		}
+		d.opts = &opts
+	}
+	opts := *d.opts
+	opts.MaxLineBytes = max(opts.MaxLineBytes, len(line))
 	c, in, err := DecodeCapture(line, &opts)
 	if err != nil {
 		return Call{}, err

@@ -38,6 +38,9 @@ func (p *Processor) Traces(td ptrace.Traces, cfg OTLPConfig, now time.Time) (cal
 			d.rejectFacts(&st, &dead, &facts[i], err)
 			continue
 		}
+		if calls == nil {
+			calls = make([]Call, 0, len(facts)-i)
+		}
 		calls = append(calls, c)
 	}
 	return calls, dead, st.rejected, st.message(d.cfg)

@@ -260,6 +260,13 @@ func scrubAppend[S ~string | ~[]byte](r *Redactor, dst []byte, s S) (out []byte,
 	i := 0
 	for i < len(s) {
 		c := s[i]
+		if c >= 0x80 { // a run of non-ASCII text holds no token
+			i++
+			for i < len(s) && s[i] >= 0x80 {
+				i++
+			}
+			continue
+		}
 		if !tokenByte[c] {
 			if c == ':' && i+2 < len(s) && s[i+1] == '/' && s[i+2] == '/' {
 				if a, b := urlPassword(s, i+3); b > a {
@@ -277,13 +284,20 @@ func scrubAppend[S ~string | ~[]byte](r *Redactor, dst []byte, s S) (out []byte,
 			i++ // inside a run that started before a "://"
 			continue
 		}
-		j := i + 1
+		// The run: identifier bytes first, then any other token bytes.
+		j := i
+		for j < len(s) && identByte[s[j]] {
+			j++
+		}
+		identEnd := j
 		for j < len(s) && tokenByte[s[j]] {
 			j++
 		}
 		word := s[i:j]
+		ident := identEnd == j // isIdent(word); word is not empty
 		// key=value inside one token run: "access_token=abc", "key=AIza…".
-		if eq := indexByte(word, '='); eq > 0 && eq < len(word)-1 && isIdent(word[:eq]) {
+		// The '=' must be the first byte after the identifier prefix.
+		if eq := identEnd - i; !ident && eq > 0 && s[identEnd] == '=' && eq < len(word)-1 {
 			v := word[eq+1:]
 			if secretKeyText(r, word[:eq]) {
 				if equalFoldASCII(v, "bearer") || equalFoldASCII(v, "basic") {
@@ -305,20 +319,20 @@ func scrubAppend[S ~string | ~[]byte](r *Redactor, dst []byte, s S) (out []byte,
 				continue
 			}
 		}
-		if secretLooking(word) {
+		if len(word) >= 12 && secretLooking(word) { // the length check is secretLooking's first, inlined
 			mask(i, j)
 			i = j
 			continue
 		}
-		if isIdent(word) {
+		if ident {
 			if equalFoldASCII(word, "bearer") || equalFoldASCII(word, "basic") {
 				if a, b := nextRun(s, j); b-a >= 8 {
 					mask(a, b)
 					i = b
 					continue
 				}
-			} else if a, b, sep := valueAfterKey(s, j); b > a && (sep == '=' || tokenish(s[a:b])) && secretKeyText(r, word) {
-				{
+			} else if sepAfter(s, j) { // most words of prose are not followed by '=' or ':'
+				if a, b, sep := valueAfterKey(s, j); b > a && (sep == '=' || tokenish(s[a:b])) && secretKeyText(r, word) {
 					v := s[a:b]
 					if equalFoldASCII(v, "bearer") || equalFoldASCII(v, "basic") {
 						a, b = nextRun(s, b)
@@ -360,26 +374,24 @@ var tokenByte = func() (t [256]bool) {
 	return t
 }()
 
+// identByte marks the bytes of an identifier: letters, digits, '_' and '-'.
+var identByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	return t
+}()
+
 func isIdent[S ~string | ~[]byte](s S) bool {
 	if len(s) == 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+		if !identByte[s[i]] {
 			return false
 		}
 	}
 	return true
-}
-
-func indexByte[S ~string | ~[]byte](s S, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 func equalFoldASCII[S ~string | ~[]byte](s S, lower string) bool {
@@ -408,6 +420,18 @@ func nextRun[S ~string | ~[]byte](s S, i int) (a, b int) {
 		i++
 	}
 	return a, i
+}
+
+// sepAfter reports whether a key that ends at i is followed by '=' or ':'
+// as valueAfterKey reads them: after an optional quote and spaces.
+func sepAfter[S ~string | ~[]byte](s S, i int) bool {
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	return i < len(s) && (s[i] == '=' || s[i] == ':')
 }
 
 // valueAfterKey parses `"? *[:=] *["']?value` after a key that ends at i and
@@ -490,14 +514,24 @@ var secretPrefixes = []string{
 	"github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-", "xoxs-", "xapp-", "AKIA", "ASIA", "AIza", "ya29.",
 }
 
+// secretPrefixFirst marks the first bytes of secretPrefixes.
+var secretPrefixFirst = func() (t [256]bool) {
+	for _, p := range secretPrefixes {
+		t[p[0]] = true
+	}
+	return t
+}()
+
 // secretLooking reports whether a token run looks like a credential.
 func secretLooking[S ~string | ~[]byte](w S) bool {
 	if len(w) < 12 {
 		return false
 	}
-	for _, p := range secretPrefixes {
-		if len(w) >= len(p)+8 && string(w[:len(p)]) == p {
-			return true
+	if secretPrefixFirst[w[0]] {
+		for _, p := range secretPrefixes {
+			if len(w) >= len(p)+8 && string(w[:len(p)]) == p {
+				return true
+			}
 		}
 	}
 	if len(w) >= 20 && string(w[:3]) == "eyJ" && countByte(w, '.') == 2 {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,11 +61,11 @@ type rule struct {
 	texts       []string
 	prefixes    []string
 	prefixFirst *[256]bool // first bytes of prefixes
-	regexes     []*regexp.Regexp
+	regexes     []foldRegexp
 	maxLen      int
 	codes       map[string]bool
 	rpcCodes    []int64
-	message     []*regexp.Regexp
+	message     []foldRegexp
 }
 
 func (r *rule) inScope(in *Input) bool {
@@ -224,7 +223,7 @@ func (c *Classifier) Version() string { return c.version }
 // call is the state of one Classify call.
 type call struct {
 	c        *Classifier
-	in       *Input
+	in       Input // a copy, so that the caller's Input does not escape
 	ex       explicitInfo
 	isErr    bool // isError: true
 	noResp   bool
@@ -272,7 +271,7 @@ func (c *Classifier) Classify(in *Input) (res Result) {
 		return Result{Category: Unclassified, IsFailure: true, DeclaredRetryable: RetryUnknown,
 			ExpectedRetryable: Unclassified.ExpectedRetryable(), Source: SourceDefault, Rule: "default.nil_input"}
 	}
-	k := call{c: c, in: in}
+	k := call{c: c, in: *in}
 	k.ex.retry = RetryUnknown
 	defer k.release()
 	if in.HasResponse && !in.RPCError && in.ResultType == "input_required" {
@@ -291,7 +290,7 @@ func (k *call) release() {
 }
 
 func (k *call) init() {
-	in := k.in
+	in := &k.in
 	k.isErr = in.IsError > 0
 	k.noResp = !in.HasResponse
 	k.wireFail = k.noResp || in.RPCError || k.isErr
@@ -501,7 +500,7 @@ func (k *call) explicitStage() *rule {
 		}
 		for _, ri := range list {
 			r := k.c.rules[ri]
-			if r.kind == kindExplicit && r.codes[string(cd.normalized())] && r.inScope(k.in) {
+			if r.kind == kindExplicit && r.codes[string(cd.normalized())] && r.inScope(&k.in) {
 				return r
 			}
 		}
@@ -557,7 +556,7 @@ restart:
 		case kindText:
 			ok = k.matchText(r, ri)
 		}
-		if !ok || !r.inScope(k.in) {
+		if !ok || !r.inScope(&k.in) {
 			continue
 		}
 		if r.gate {
@@ -587,7 +586,7 @@ func (k *call) matchJSONRPC(r *rule) bool {
 		return true
 	}
 	for _, re := range r.message {
-		if re.MatchString(k.rpcMsg) {
+		if re.matchString(k.rpcMsg) {
 			return true
 		}
 	}
@@ -619,7 +618,7 @@ func (k *call) matchText(r *rule, ri int32) bool {
 		return true
 	}
 	for _, re := range r.regexes {
-		if re.Match(v.hay) {
+		if re.matchLower(v.hay) {
 			return true
 		}
 	}
@@ -640,7 +639,7 @@ func (k *call) view() *view {
 		k.sc = k.c.pool.Get().(*scratch)
 	}
 	clear(k.sc.bits)
-	in := k.in
+	in := &k.in
 	head := successHead
 	if want == 1 && k.c.prefixOnly > 0 {
 		n := 0
@@ -702,7 +701,7 @@ func standardMessage(msg string) bool {
 
 // finish fills in everything that follows from the category.
 func (k *call) finish(cat Category, source, id string, r *rule) Result {
-	in := k.in
+	in := &k.in
 	res := Result{
 		Category:          cat,
 		IsFailure:         cat.Failure(),

@@ -511,7 +511,7 @@ func compileRule(r *Rule) (*rule, []problem) {
 			add("regex", "regex %q matches the empty string, so it would match every message", s)
 			continue
 		}
-		c.regexes = append(c.regexes, re)
+		c.regexes = append(c.regexes, newFoldRegexp(re))
 	}
 	for _, s := range m.Message {
 		re, err := compileFold(s)
@@ -519,7 +519,7 @@ func compileRule(r *Rule) (*rule, []problem) {
 			add("message", "message regex %q does not compile: %v", s, err)
 			continue
 		}
-		c.message = append(c.message, re)
+		c.message = append(c.message, newFoldRegexp(re))
 	}
 	for _, code := range m.ExplicitCode {
 		n := normalizeCode(code)

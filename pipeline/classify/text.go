@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Limits on how much text the text stage reads per call. A failure message
@@ -367,9 +368,13 @@ func (a *automaton) scan(hay []byte, bits []uint64) {
 		return
 	}
 	delta, class := a.delta, &a.class
+	// Every offset the table holds is a state's row (state*nclass) and
+	// every class is below nclass, so delta[off+class] is always in range:
+	// the loop reads it without a bounds check.
+	base := unsafe.Pointer(unsafe.SliceData(delta))
 	off := uint32(0)
 	for i := 0; i < len(hay); i++ {
-		d := delta[off+uint32(class[hay[i]])]
+		d := *(*uint32)(unsafe.Add(base, uintptr(off+uint32(class[hay[i]]))*4))
 		off = d >> 1
 		if d&1 == 0 {
 			continue
