@@ -590,7 +590,10 @@ func (b *Batcher) commit() {
 // reports false when ctx ended first.
 func (b *Batcher) insertCalls(ctx context.Context, batch []Call) bool {
 	for len(batch) > 0 {
-		ok, err := b.attempt(ctx, "calls", func(ctx context.Context) error { return b.ins.WriteCalls(ctx, batch) })
+		// An INSERT that has started is not cut short by shutdown: the
+		// server may keep the blocks it already has, and a batch is cheaper
+		// to finish than to send again (-clickhouse-read-timeout bounds it).
+		ok, err := b.attempt(ctx, "calls", func(ctx context.Context) error { return b.ins.WriteCalls(context.WithoutCancel(ctx), batch) })
 		if !ok {
 			return false
 		}

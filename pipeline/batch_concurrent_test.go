@@ -106,7 +106,7 @@ func TestBatcherRunsInsertsConcurrentlyAndCommitsTheSpoolInOrder(t *testing.T) {
 	sp.Close()
 }
 
-func TestBatcherShutdownRequeuesInFlightBatchesForDrain(t *testing.T) {
+func TestBatcherShutdownLetsInsertsInFlightFinish(t *testing.T) {
 	ins := &gatedInserter{hold: map[int64]bool{0: true, 10: true}, release: make(chan struct{}), started: make(chan int64, 100)}
 	b := NewBatcher(ins, BatchConfig{BatchSize: 10, QueueCapacity: 100, FlushEvery: time.Hour, Inserts: 2, MaxBackoff: time.Millisecond},
 		NewMetrics(prometheus.NewRegistry()), quietLog())
@@ -118,12 +118,44 @@ func TestBatcherShutdownRequeuesInFlightBatchesForDrain(t *testing.T) {
 	}
 	<-ins.started
 	<-ins.started
-	cancel() // both inserts are held: Run must give their batches back
+	cancel() // both inserts are in flight: Run waits for them
+	select {
+	case <-done:
+		t.Fatal("Run returned with inserts in flight")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(ins.release)
+	<-done
+	if got := ins.inserted(); got != 20 {
+		t.Fatalf("%d calls inserted by the inserts in flight at shutdown, want 20", got)
+	}
+	if err := b.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := timeMsOf(ins.calls)
+	slices.Sort(got)
+	if want := timeMsOf(numbered(25, 0)); !slices.Equal(got, want) {
+		t.Fatalf("inserted %v, want each of 0..24 once", got)
+	}
+}
+
+func TestBatcherShutdownRequeuesFailingBatchesForDrain(t *testing.T) {
+	ins := &scriptedInserter{down: true}
+	b := NewBatcher(ins, BatchConfig{BatchSize: 10, QueueCapacity: 100, FlushEvery: time.Hour, Inserts: 2, MaxBackoff: 5 * time.Millisecond},
+		NewMetrics(prometheus.NewRegistry()), quietLog())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { b.Run(ctx); close(done) }()
+	if err := b.Add(numbered(25, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond) // both batches fail and back off
+	cancel()
 	<-done
 	if q := b.Queued(); q != 25 {
 		t.Fatalf("Queued %d after Run returned, want all 25", q)
 	}
-	close(ins.release)
+	ins.setDown(false)
 	if err := b.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
