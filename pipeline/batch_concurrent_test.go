@@ -79,8 +79,14 @@ func TestBatcherRunsInsertsConcurrentlyAndCommitsTheSpoolInOrder(t *testing.T) {
 	if c := sp.Committed(); !c.before(afterFirst) {
 		t.Fatalf("spool committed to %v while the batch ending at %v is still in flight", c, afterFirst)
 	}
+	for b.Queued() != 10 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // the insert returned; its batch is being marked done
+	}
 	if q := b.Queued(); q != 10 {
 		t.Errorf("Queued %d with the held batch in flight, want 10", q)
+	}
+	if c := sp.Committed(); !c.before(afterFirst) {
+		t.Fatalf("spool committed to %v once the second batch was done, while the batch ending at %v is still in flight", c, afterFirst)
 	}
 
 	close(ins.release)

@@ -86,7 +86,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
-	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags")
+	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -356,7 +356,23 @@ func (b *bench) checkRows(ctx context.Context, db, table string) error {
 // flag ("" for none) on top of the defaults.
 func (b *bench) ingestRun(p *payload, flag string) func(context.Context) (result, error) {
 	return func(ctx context.Context) (result, error) {
-		return b.ingest(ctx, p, b.cfg.posters, 0, flag)
+		posters := b.cfg.posters
+		var flags []string
+		for _, f := range strings.Fields(flag) {
+			if n, ok := strings.CutPrefix(f, "posters="); ok {
+				if _, err := fmt.Sscan(n, &posters); err != nil || posters < 1 {
+					return result{}, fmt.Errorf("variant %q: posters=N needs a positive N", flag)
+				}
+				continue
+			}
+			flags = append(flags, f)
+		}
+		res, err := b.ingest(ctx, p, posters, 0, strings.Join(flags, " "))
+		res.scenario = scenarioName(p)
+		if flag != "" {
+			res.scenario += ", " + flag
+		}
+		return res, err
 	}
 }
 
