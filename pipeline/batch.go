@@ -144,7 +144,7 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	if len(calls) == 0 && len(dead) == 0 {
 		return nil
 	}
-	payload := appendRecord(nil, calls, dead)
+	payload := appendRecord(make([]byte, 0, 1024*len(calls)+64), calls, dead)
 	b.mu.Lock()
 	start, end, err := b.sp.Append(payload)
 	if err != nil {

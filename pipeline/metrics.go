@@ -141,3 +141,28 @@ func (m *Metrics) observeInsert(table string, rows int, d time.Duration) {
 		m.batchRows.Observe(float64(rows))
 	}
 }
+
+// countClassified adds calls to mcplens_ingest_calls_classified_total with
+// one counter update per category present rather than one per call.
+func (m *Metrics) countClassified(calls []Call) {
+	type tally struct {
+		cat string
+		n   int
+	}
+	var buf [16]tally
+	seen := buf[:0]
+	for i := range calls {
+		c := calls[i].Category
+		j := 0
+		for j < len(seen) && seen[j].cat != c {
+			j++
+		}
+		if j == len(seen) {
+			seen = append(seen, tally{cat: c})
+		}
+		seen[j].n++
+	}
+	for _, t := range seen {
+		m.classified.WithLabelValues(t.cat).Add(float64(t.n))
+	}
+}
