@@ -228,9 +228,11 @@ func (b *Batcher) logPushBack(reason string, err error) {
 // only the calls not yet taken.
 func (b *Batcher) enqueue(calls []Call, dead []DeadLetter) {
 	if need := len(b.calls) + len(calls); need > cap(b.calls) {
-		// Room for a whole batch, or twice the backlog: appends stay
-		// amortised O(1) whatever the queue's length.
-		grown := make([]Call, len(b.calls), min(max(b.cfg.BatchSize, 2*need), max(need, b.cfg.QueueCapacity)))
+		// Room for one more batch: a reallocation copies what is queued,
+		// at most QueueCapacity calls, once per BatchSize calls appended,
+		// and the arrays in memory (the queue's and those that batches in
+		// flight still view) stay near what they hold.
+		grown := make([]Call, len(b.calls), need+b.cfg.BatchSize)
 		copy(grown, b.calls)
 		b.calls = grown
 	}
