@@ -58,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"category"}),
 		queued: f.NewGauge(prometheus.GaugeOpts{
 			Name: "mcplens_ingest_queue_calls",
-			Help: "Calls accepted and waiting to be inserted.",
+			Help: "Calls accepted and held in memory until inserted, those of inserts in flight included; more may wait in the spool.",
 		}),
 		queueCapacity: f.NewGauge(prometheus.GaugeOpts{
 			Name: "mcplens_ingest_queue_capacity_calls",
