@@ -21,19 +21,22 @@ var ErrBufferFull = errors.New("ingest queue full")
 type BatchConfig struct {
 	BatchSize     int           // flush when this many calls are queued (-batch-size)
 	FlushEvery    time.Duration // flush at least this often (-flush-every)
-	QueueCapacity int           // calls held in memory at most (-queue-capacity)
+	QueueCapacity int           // calls held in memory at most, in-flight inserts included (-queue-capacity)
 	MaxBackoff    time.Duration // cap of the retry backoff after a failed insert
+	Inserts       int           // INSERTs in flight at once (-inserts); 0 means 1
 }
 
-// Inserter is where batches go: *Writer in production.
+// Inserter is where batches go: *Writer in production. With
+// BatchConfig.Inserts > 1 its methods are called concurrently.
 type Inserter interface {
 	WriteCalls(ctx context.Context, calls []Call) error
 	WriteDeadLetters(ctx context.Context, dls []DeadLetter) error
 }
 
 // Batcher queues accepted calls and inserts them in batches of BatchSize or
-// every FlushEvery, whichever comes first. Only Run starts work; Add never
-// blocks on ClickHouse.
+// every FlushEvery, whichever comes first, with up to Inserts INSERTs in
+// flight: while ClickHouse writes one batch, the next is encoded and sent.
+// Only Run starts work; Add never blocks on ClickHouse.
 //
 // Without a spool the queue is memory only: when it is full, Add pushes
 // back with ErrBufferFull. With a spool (NewSpooledBatcher) Add first
@@ -45,7 +48,9 @@ type Inserter interface {
 // A failed insert is retried with capped exponential backoff and jitter
 // while its calls stay queued, as long as the error is retryable (network,
 // timeouts, an overloaded server; see Retryable). Calls that ClickHouse
-// refuses for good go to the dead_letters table with the reason.
+// refuses for good go to the dead_letters table with the reason. Batches
+// may reach ClickHouse out of order when Inserts > 1; the spool is
+// committed only up to the oldest batch not yet inserted.
 type Batcher struct {
 	ins Inserter
 	sp  *Spool
@@ -53,16 +58,21 @@ type Batcher struct {
 	m   *Metrics
 	log *slog.Logger
 
-	mu      sync.Mutex
-	calls   []Call
-	dead    []DeadLetter
-	marks   []mark   // spool records in memory, in order, for Commit
-	loaded  SpoolPos // spool records before this are in memory or inserted
-	queued  counts   // calls and dead letters ever put in memory
-	done    counts   // of those, inserted (or dead-lettered)
-	wake    chan struct{}
-	flushed chan struct{} // closed and replaced after each successful flush
-	logged  time.Time     // last push-back log line
+	commitMu sync.Mutex // held by commit
+	mu       sync.Mutex
+	calls    []Call // queued, not yet taken; taking re-slices the front, so a batch is never copied
+	dead     []DeadLetter
+	inMem    int      // calls in memory: queued plus taken and not yet inserted
+	open     []*job   // taken batches not yet inserted, oldest first
+	retry    []*job   // of those, the ones whose insert was cut short by shutdown: taken again first
+	taken    counts   // calls and dead letters ever taken into batches
+	marks    []mark   // spool records in memory, in order, for Commit
+	loaded   SpoolPos // spool records before this are in memory or inserted
+	queued   counts   // calls and dead letters ever put in memory
+	done     counts   // of those, inserted (or dead-lettered), oldest first without a gap
+	wake     chan struct{}
+	flushed  chan struct{} // closed and replaced after each successful flush
+	logged   time.Time     // last push-back log line
 }
 
 type counts struct{ calls, dead uint64 }
@@ -72,6 +82,17 @@ type counts struct{ calls, dead uint64 }
 type mark struct {
 	end SpoolPos
 	at  counts
+}
+
+// job is one batch taken from the queue: its calls (a view of the queue's
+// array, never written again), its dead letters, and the taken counts
+// after it, which done reaches once it and every older job are inserted.
+type job struct {
+	calls    []Call
+	dead     []DeadLetter
+	n        int // calls taken, for the memory count; calls may shrink when rows are dead-lettered
+	end      counts
+	inserted bool
 }
 
 // NewBatcher returns a Batcher with a memory queue only, inserting through
@@ -97,6 +118,9 @@ func NewSpooledBatcher(ins Inserter, sp *Spool, cfg BatchConfig, m *Metrics, log
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = 30 * time.Second
 	}
+	if cfg.Inserts <= 0 {
+		cfg.Inserts = 1
+	}
 	m.queueCapacity.Set(float64(cfg.QueueCapacity))
 	b := &Batcher{ins: ins, sp: sp, cfg: cfg, m: m, log: log, wake: make(chan struct{}, 1), flushed: make(chan struct{})}
 	if sp != nil {
@@ -112,6 +136,7 @@ func NewSpooledBatcher(ins Inserter, sp *Spool, cfg BatchConfig, m *Metrics, log
 // a spool it fails with ErrBufferFull when the memory queue lacks room.
 // Dead letters of a refused request are still kept in memory: they are few
 // and bounded by the request size limits. Add is safe for concurrent use.
+// The Batcher keeps copies of the Call values; the caller may reuse calls.
 func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	if b.sp == nil {
 		return b.addMemory(calls, dead)
@@ -119,7 +144,7 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	if len(calls) == 0 && len(dead) == 0 {
 		return nil
 	}
-	payload := appendRecord(nil, calls, dead)
+	payload := appendRecord(make([]byte, 0, 1024*len(calls)+64), calls, dead)
 	b.mu.Lock()
 	start, end, err := b.sp.Append(payload)
 	if err != nil {
@@ -137,20 +162,20 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 		return err
 	}
 	spilled := false
-	if b.loaded == start && len(b.calls)+len(calls) <= b.cfg.QueueCapacity {
+	if b.loaded == start && b.inMem+len(calls) <= b.cfg.QueueCapacity {
 		b.enqueue(calls, dead)
 		b.marks = append(b.marks, mark{end: end, at: b.queued})
 		b.loaded = end
 	} else {
 		spilled = true
 	}
-	n := len(b.calls)
+	n, ready := b.inMem, len(b.calls)
 	b.mu.Unlock()
 	b.m.queued.Set(float64(n))
 	if spilled {
 		b.m.spilled.Add(float64(len(calls)))
 	}
-	if n >= b.cfg.BatchSize || len(dead) > 0 || spilled {
+	if ready >= b.cfg.BatchSize || len(dead) > 0 || spilled {
 		b.poke()
 	}
 	if b.sp.cfg.Fsync == FsyncAlways {
@@ -166,7 +191,7 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 
 func (b *Batcher) addMemory(calls []Call, dead []DeadLetter) error {
 	b.mu.Lock()
-	if len(b.calls)+len(calls) > b.cfg.QueueCapacity {
+	if b.inMem+len(calls) > b.cfg.QueueCapacity {
 		b.enqueue(nil, dead)
 		b.mu.Unlock()
 		b.m.dropped.WithLabelValues("buffer_full").Add(float64(len(calls)))
@@ -174,10 +199,10 @@ func (b *Batcher) addMemory(calls []Call, dead []DeadLetter) error {
 		return fmt.Errorf("%w (capacity %d calls): retry later, or raise -queue-capacity", ErrBufferFull, b.cfg.QueueCapacity)
 	}
 	b.enqueue(calls, dead)
-	n := len(b.calls)
+	n, ready := b.inMem, len(b.calls)
 	b.mu.Unlock()
 	b.m.queued.Set(float64(n))
-	if n >= b.cfg.BatchSize || len(dead) > 0 {
+	if ready >= b.cfg.BatchSize || len(dead) > 0 {
 		b.poke()
 	}
 	return nil
@@ -197,10 +222,23 @@ func (b *Batcher) logPushBack(reason string, err error) {
 	}
 }
 
-// enqueue appends to the memory queue; mu must be held.
+// enqueue appends to the memory queue; mu must be held. The queue's array
+// keeps its spare capacity after a batch is taken from its front, so a
+// steady stream appends without reallocating, and a reallocation copies
+// only the calls not yet taken.
 func (b *Batcher) enqueue(calls []Call, dead []DeadLetter) {
+	if need := len(b.calls) + len(calls); need > cap(b.calls) {
+		// Room for one more batch: a reallocation copies what is queued,
+		// at most QueueCapacity calls, once per BatchSize calls appended,
+		// and the arrays in memory (the queue's and those that batches in
+		// flight still view) stay near what they hold.
+		grown := make([]Call, len(b.calls), need+b.cfg.BatchSize)
+		copy(grown, b.calls)
+		b.calls = grown
+	}
 	b.calls = append(b.calls, calls...)
 	b.dead = append(b.dead, dead...)
+	b.inMem += len(calls)
 	b.queued.calls += uint64(len(calls))
 	b.queued.dead += uint64(len(dead))
 }
@@ -219,17 +257,20 @@ func (b *Batcher) hasRoom(n int) bool {
 	return b.sp != nil || b.Queued()+n <= b.cfg.QueueCapacity
 }
 
-// Queued returns the number of calls waiting in memory to be inserted.
-// With a spool, more may wait on disk (mcplens_ingest_spool_bytes).
+// Queued returns the number of calls in memory not yet inserted, those of
+// inserts in flight included. With a spool, more may wait on disk
+// (mcplens_ingest_spool_bytes).
 func (b *Batcher) Queued() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.calls)
+	return b.inMem
 }
 
-// Run inserts batches until ctx is done. It returns nil on cancellation; the
-// caller then calls Drain with a fresh deadline to flush what is left.
-// Under -spool-fsync=interval it also fsyncs the spool on that interval.
+// Run inserts batches until ctx is done, with up to Inserts INSERTs in
+// flight. It returns nil on cancellation, once the inserts in flight have
+// ended; the caller then calls Drain with a fresh deadline to flush what is
+// left. Under -spool-fsync=interval it also fsyncs the spool on that
+// interval.
 func (b *Batcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -237,16 +278,34 @@ func (b *Batcher) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.syncEvery(ctx) }()
 	}
+	slots := make(chan struct{}, b.cfg.Inserts)
 	t := time.NewTicker(b.cfg.FlushEvery)
 	defer t.Stop()
+	force := false
 	for {
+		// Start a batch in each free slot while one is ready. Only this
+		// goroutine fills slots, so a free slot stays free until used.
+		for len(slots) < cap(slots) && ctx.Err() == nil {
+			j := b.next(force)
+			if j == nil {
+				break
+			}
+			force = false
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.run(ctx, j)
+				<-slots
+				b.poke()
+			}()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+			force = true
 		case <-b.wake:
-		}
-		for b.flushOnce(ctx) {
 		}
 	}
 }
@@ -271,11 +330,11 @@ func (b *Batcher) syncEvery(ctx context.Context) {
 // serving context is already cancelled when shutdown starts. With a spool,
 // what could not be inserted by the deadline stays in the spool for the
 // next start and Drain returns nil; without one, those calls are lost,
-// counted, and Drain returns an error.
+// counted, and Drain returns an error. Call it after Run has returned.
 func (b *Batcher) Drain(ctx context.Context) error {
 	for b.pending() {
 		before := b.doneCount()
-		b.flushOnce(ctx)
+		b.flushAll(ctx)
 		if err := ctx.Err(); err != nil {
 			if b.sp != nil {
 				b.log.Warn("drain deadline passed; calls left in the spool for the next start",
@@ -296,10 +355,31 @@ func (b *Batcher) Drain(ctx context.Context) error {
 	return nil
 }
 
+// flushAll inserts every batch that can be taken now, Inserts at a time,
+// and returns when they have ended.
+func (b *Batcher) flushAll(ctx context.Context) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, b.cfg.Inserts)
+	for ctx.Err() == nil {
+		slots <- struct{}{}
+		j := b.next(true)
+		if j == nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.run(ctx, j)
+			<-slots
+		}()
+	}
+	wg.Wait()
+}
+
 // pending reports whether calls or dead letters wait in memory or on disk.
 func (b *Batcher) pending() bool {
 	b.mu.Lock()
-	busy := len(b.calls) > 0 || len(b.dead) > 0
+	busy := b.inMem > 0 || len(b.dead) > 0 || len(b.retry) > 0
 	loaded := b.loaded
 	b.mu.Unlock()
 	return busy || b.sp != nil && loaded.before(b.sp.Head())
@@ -325,48 +405,107 @@ func (b *Batcher) WaitFlushed(ctx context.Context) error {
 	}
 }
 
-// flushOnce reads spilled calls back from the spool while memory has room,
-// inserts all dead letters and up to one batch of calls, commits the spool
-// and reports whether more is ready to insert at once.
+// flushOnce takes one batch, whatever its size, and inserts it; it reports
+// whether another full batch (or spilled calls) is ready at once. Tests use
+// it to step the Batcher without Run.
 func (b *Batcher) flushOnce(ctx context.Context) bool {
-	if err := b.load(); err != nil {
-		b.log.Error("spool read failed", "err", err)
+	j := b.next(true)
+	if j == nil {
+		return false
 	}
-	b.mu.Lock()
-	n := min(len(b.calls), b.cfg.BatchSize)
-	batch := b.calls[:n:n]
-	dead := b.dead[:len(b.dead):len(b.dead)]
-	b.mu.Unlock()
-
-	if len(dead) > 0 {
-		if !b.insertDead(ctx, dead) {
-			return false // ctx ended; the dead letters stay queued
-		}
-		b.mu.Lock()
-		b.dead = append([]DeadLetter(nil), b.dead[len(dead):]...)
-		b.done.dead += uint64(len(dead))
-		b.mu.Unlock()
-	}
-	if n > 0 {
-		if !b.insertCalls(ctx, batch) {
-			return false // ctx ended; the batch stays queued for Drain
-		}
-		b.mu.Lock()
-		b.calls = append([]Call(nil), b.calls[n:]...)
-		b.done.calls += uint64(n)
-		close(b.flushed)
-		b.flushed = make(chan struct{})
-		b.mu.Unlock()
-	}
-	b.commit()
+	b.run(ctx, j)
 	b.mu.Lock()
 	left, loaded := len(b.calls), b.loaded
 	b.mu.Unlock()
-	b.m.queued.Set(float64(left))
-	if n == 0 && len(dead) == 0 {
-		return false
-	}
 	return left >= b.cfg.BatchSize || b.sp != nil && loaded.before(b.sp.Head())
+}
+
+// next reads spilled calls back from the spool while memory has room and
+// takes the next batch: a batch cut short by shutdown first, else up to
+// BatchSize queued calls with every queued dead letter. Without force it
+// takes nothing smaller than BatchSize, unless dead letters wait or
+// spilled calls wait on disk (a backlog: insert what is there).
+func (b *Batcher) next(force bool) *job {
+	if err := b.load(); err != nil {
+		b.log.Error("spool read failed", "err", err)
+	}
+	backlog := false
+	if b.sp != nil {
+		head := b.sp.Head()
+		b.mu.Lock()
+		backlog = b.loaded.before(head)
+		b.mu.Unlock()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.retry) > 0 {
+		j := b.retry[0]
+		b.retry = b.retry[1:]
+		return j
+	}
+	n := min(len(b.calls), b.cfg.BatchSize)
+	if n == 0 && len(b.dead) == 0 || n < b.cfg.BatchSize && len(b.dead) == 0 && !force && !backlog {
+		return nil
+	}
+	j := &job{calls: b.calls[:n:n], dead: b.dead, n: n}
+	b.calls = b.calls[n:]
+	b.dead = nil
+	b.taken.calls += uint64(n)
+	b.taken.dead += uint64(len(j.dead))
+	j.end = b.taken
+	b.open = append(b.open, j)
+	return j
+}
+
+// run inserts j's dead letters and calls. When ctx ends first, j goes back
+// to the front of the queue (retry) with whatever it still holds.
+func (b *Batcher) run(ctx context.Context, j *job) {
+	if len(j.dead) > 0 {
+		if !b.insertDead(ctx, j.dead) {
+			b.requeue(j)
+			return
+		}
+		j.dead = nil
+	}
+	if len(j.calls) > 0 && !b.insertCalls(ctx, j.calls) {
+		b.requeue(j)
+		return
+	}
+	b.finish(j)
+	b.commit()
+}
+
+// requeue puts a batch cut short by shutdown back, before every batch
+// taken after it.
+func (b *Batcher) requeue(j *job) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := 0
+	for i < len(b.retry) && b.retry[i].end.calls+b.retry[i].end.dead < j.end.calls+j.end.dead {
+		i++
+	}
+	b.retry = append(b.retry[:i], append([]*job{j}, b.retry[i:]...)...)
+}
+
+// finish records that j is in ClickHouse and moves done over every
+// inserted batch that no older batch holds back.
+func (b *Batcher) finish(j *job) {
+	b.mu.Lock()
+	j.inserted = true
+	b.inMem -= j.n
+	clear(j.calls) // the strings can go; the array goes with the last view of it
+	j.calls = nil
+	i := 0
+	for i < len(b.open) && b.open[i].inserted {
+		b.done = b.open[i].end
+		i++
+	}
+	b.open = b.open[i:]
+	close(b.flushed)
+	b.flushed = make(chan struct{})
+	n := b.inMem
+	b.mu.Unlock()
+	b.m.queued.Set(float64(n))
 }
 
 // load moves spilled records from the spool into the memory queue, in
@@ -377,7 +516,7 @@ func (b *Batcher) load() error {
 		return nil
 	}
 	b.mu.Lock()
-	from, room, empty := b.loaded, b.cfg.QueueCapacity-len(b.calls), len(b.calls) == 0
+	from, room, empty := b.loaded, b.cfg.QueueCapacity-b.inMem, b.inMem == 0
 	b.mu.Unlock()
 	limit := b.sp.Head()
 	if !from.before(limit) || room <= 0 && !empty {
@@ -423,11 +562,14 @@ func (b *Batcher) load() error {
 	return err
 }
 
-// commit tells the spool how far ClickHouse holds everything.
+// commit tells the spool how far ClickHouse holds everything. Commits are
+// serialised so that the spool's checkpoint never moves back.
 func (b *Batcher) commit() {
 	if b.sp == nil {
 		return
 	}
+	b.commitMu.Lock()
+	defer b.commitMu.Unlock()
 	b.mu.Lock()
 	i := 0
 	for i < len(b.marks) && b.marks[i].at.calls <= b.done.calls && b.marks[i].at.dead <= b.done.dead {
@@ -450,7 +592,10 @@ func (b *Batcher) commit() {
 // reports false when ctx ended first.
 func (b *Batcher) insertCalls(ctx context.Context, batch []Call) bool {
 	for len(batch) > 0 {
-		ok, err := b.attempt(ctx, "calls", func(ctx context.Context) error { return b.ins.WriteCalls(ctx, batch) })
+		// An INSERT that has started is not cut short by shutdown: the
+		// server may keep the blocks it already has, and a batch is cheaper
+		// to finish than to send again (-clickhouse-read-timeout bounds it).
+		ok, err := b.attempt(ctx, "calls", func(ctx context.Context) error { return b.ins.WriteCalls(context.WithoutCancel(ctx), batch) })
 		if !ok {
 			return false
 		}

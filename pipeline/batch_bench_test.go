@@ -41,7 +41,7 @@ func BenchmarkBatchAppend(b *testing.B) {
 	}
 	ins := &discardInserter{}
 	m := pipeline.NewMetrics(prometheus.NewRegistry())
-	batcher := pipeline.NewBatcher(ins, pipeline.BatchConfig{BatchSize: 10000, FlushEvery: time.Second, QueueCapacity: 200000},
+	batcher := pipeline.NewBatcher(ins, pipeline.BatchConfig{BatchSize: 50000, FlushEvery: time.Second, QueueCapacity: 100000, Inserts: 2},
 		m, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -140,9 +140,7 @@ func (h *Ingest) calls(r *http.Request) (Result, error) {
 		h.m.rejected.WithLabelValues("bad_line").Add(float64(res.Rejected))
 	}
 	h.m.argsCapped.Add(float64(res.Capped))
-	for i := range calls {
-		h.m.classified.WithLabelValues(calls[i].Category).Inc()
-	}
+	h.m.countClassified(calls)
 	return res, nil
 }
 

@@ -58,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"category"}),
 		queued: f.NewGauge(prometheus.GaugeOpts{
 			Name: "mcplens_ingest_queue_calls",
-			Help: "Calls accepted and waiting to be inserted.",
+			Help: "Calls accepted and held in memory until inserted, those of inserts in flight included; more may wait in the spool.",
 		}),
 		queueCapacity: f.NewGauge(prometheus.GaugeOpts{
 			Name: "mcplens_ingest_queue_capacity_calls",
@@ -139,5 +139,30 @@ func (m *Metrics) observeInsert(table string, rows int, d time.Duration) {
 	m.inserted.WithLabelValues(table).Add(float64(rows))
 	if table == "calls" {
 		m.batchRows.Observe(float64(rows))
+	}
+}
+
+// countClassified adds calls to mcplens_ingest_calls_classified_total with
+// one counter update per category present rather than one per call.
+func (m *Metrics) countClassified(calls []Call) {
+	type tally struct {
+		cat string
+		n   int
+	}
+	var buf [16]tally
+	seen := buf[:0]
+	for i := range calls {
+		c := calls[i].Category
+		j := 0
+		for j < len(seen) && seen[j].cat != c {
+			j++
+		}
+		if j == len(seen) {
+			seen = append(seen, tally{cat: c})
+		}
+		seen[j].n++
+	}
+	for _, t := range seen {
+		m.classified.WithLabelValues(t.cat).Add(float64(t.n))
 	}
 }

@@ -20,9 +20,24 @@ func TestIngestBenchRuns(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	for _, s := range []string{nameJSON, nameNative, nameNativeNoView, "ingest ndjson |", "ingest ndjson+gzip |",
-		"ingest otlp |", "ingest otlp+gzip |", "ingest ndjson, -spool-fsync=never |", "ingest ndjson, -batch-size=50000 |", "| sustained:", "| overload:"} {
+		"ingest otlp |", "ingest otlp+gzip |", "ingest ndjson, -spool-fsync=never |", "ingest ndjson, -batch-size=10000 -inserts=1 |", "| sustained:", "| overload:"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("the report has no %q row:\n%s", s, out.String())
+		}
+	}
+}
+
+// TestIngestBenchOnlyRunsTheSelectedScenarios checks -only and -variants.
+func TestIngestBenchOnlyRunsTheSelectedScenarios(t *testing.T) {
+	var out, log bytes.Buffer
+	args := []string{"-calls", "500", "-runs", "1", "-only", "JSONEachRow,-inserts=3", "-variants", "-inserts=3;-inserts=1"}
+	if err := run(context.Background(), args, &out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for s, want := range map[string]bool{nameJSON: true, "ingest ndjson, -inserts=3 |": true, "ingest ndjson, -inserts=1 |": false,
+		"ingest ndjson |": false, nameNative + " |": false, "| sustained:": false} {
+		if got := strings.Contains(out.String(), s); got != want {
+			t.Errorf("row %q present: %v, want %v\n%s", s, got, want, out.String())
 		}
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -64,6 +65,8 @@ type config struct {
 	cpuProfile      string
 	memProfile      string
 	keep            bool
+	only            []string // scenario name substrings to run; empty runs all
+	variants        []string // extra NDJSON runs, each a space-separated flag set
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -82,11 +85,23 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process on the NDJSON scenario once and write a CPU profile of it here (nothing else runs)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
+	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
+	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, o := range strings.Split(*only, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.only = append(c.only, o)
+		}
+	}
+	for _, v := range strings.Split(*variants, ";") {
+		if v = strings.TrimSpace(v); v != "" {
+			c.variants = append(c.variants, v)
+		}
 	}
 	if c.calls < 1 || c.perBody < 1 || c.posters < 1 || c.runs < 1 || c.overloadPosters < 1 {
 		return nil, errors.New("-calls, -lines-per-request, -posters, -runs and -overload-posters must be positive")
@@ -165,27 +180,47 @@ type bench struct {
 // runs.
 func (b *bench) all(ctx context.Context) (*report, error) {
 	rep := &report{cfg: b.cfg, data: b.data, ch: b.ch, load: loadAvg()}
+	nd := b.data.payloads[0]
+	type scenario struct {
+		name string
+		run  func(context.Context) (result, error)
+	}
+	scenarios := []scenario{
+		{nameJSON, b.clientJSON}, {nameNative, b.clientNative}, {nameNativeNoView, b.clientNativeNoRollup},
+	}
+	for _, p := range b.data.payloads {
+		scenarios = append(scenarios, scenario{scenarioName(p), b.ingestRun(p, "")})
+	}
+	for _, v := range b.cfg.variants {
+		scenarios = append(scenarios, scenario{scenarioName(nd) + ", " + v, b.ingestRun(nd, v)})
+	}
 	for r := 1; r <= b.cfg.runs; r++ {
-		nd := b.data.payloads[0]
-		for _, s := range []func(context.Context) (result, error){
-			b.clientJSON, b.clientNative, b.clientNativeNoRollup,
-			b.ingestRun(nd, ""), b.ingestRun(b.data.payloads[1], ""),
-			b.ingestRun(b.data.payloads[2], ""), b.ingestRun(b.data.payloads[3], ""),
-			b.ingestRun(nd, "-spool-fsync=never"), b.ingestRun(nd, "-batch-size=50000"),
-		} {
-			res, err := s(ctx)
+		for _, s := range scenarios {
+			if !b.cfg.selected(s.name) {
+				continue
+			}
+			if s.name == nameNative && b.native == "" && !b.cfg.selected(nameJSON) {
+				return nil, fmt.Errorf("-only: %q needs %q (its first run makes the Native file)", nameNative, nameJSON)
+			}
+			res, err := s.run(ctx)
 			if err != nil {
 				return nil, err
 			}
 			res.run = r
-			b.logf("run %d %-40s %8.0f calls/s  %6.2f s  server CPU %5.2f s  ingest CPU %5.2f s  push-backs %d  peak RSS %.0f MB  %s",
-				r, res.scenario, res.rate(), res.elapsed.Seconds(), res.serverCPU.Seconds(), res.ingestCPU.Seconds(), res.pushBack, mb(res.peakRSS), res.metrics)
+			b.logf("run %d %-40s %8.0f calls/s  %6.2f s (answered %.2f s)  server CPU %5.2f s  ingest CPU %5.2f s  push-backs %d  peak RSS %.0f MB  %s",
+				r, res.scenario, res.rate(), res.elapsed.Seconds(), res.posted.Seconds(), res.serverCPU.Seconds(), res.ingestCPU.Seconds(), res.pushBack, mb(res.peakRSS), res.metrics)
 			rep.runs = append(rep.runs, res)
 		}
+	}
+	if !b.cfg.selected("memory") {
+		return rep, nil
 	}
 	rate := b.cfg.sustainedRate
 	if rate == 0 {
 		rate = rep.median(scenarioName(b.data.payloads[0])).rate() / 2
+		if rate == 0 {
+			return nil, errors.New("the memory runs need -sustained-rate, or the NDJSON scenario selected by -only")
+		}
 	}
 	for _, m := range []struct {
 		name    string
@@ -195,7 +230,7 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 	}{
 		{fmt.Sprintf("sustained: %.0f calls/s paced, %d posters", rate, b.cfg.posters), b.cfg.posters, rate, ""},
 		{fmt.Sprintf("overload: %d posters, unpaced", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, ""},
-		{fmt.Sprintf("overload: %d posters, unpaced, -queue-capacity=20000", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, "-queue-capacity=20000"},
+		{fmt.Sprintf("overload: %d posters, unpaced, -batch-size=20000 -queue-capacity=40000", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, "-batch-size=20000 -queue-capacity=40000"},
 	} {
 		res, err := b.ingest(ctx, b.data.payloads[0], m.posters, m.rate, m.flag)
 		if err != nil {
@@ -206,6 +241,19 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 		rep.memory = append(rep.memory, res)
 	}
 	return rep, nil
+}
+
+// selected reports whether -only selects the scenario called name.
+func (c *config) selected(name string) bool {
+	if len(c.only) == 0 {
+		return true
+	}
+	for _, o := range c.only {
+		if strings.Contains(strings.ToLower(name), strings.ToLower(o)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Scenario names, as the report prints them.
@@ -219,6 +267,7 @@ func scenarioName(p *payload) string { return "ingest " + p.name }
 
 // result is one run of one scenario.
 type result struct {
+	posted    time.Duration // from the first request until the last was answered
 	scenario  string
 	run       int
 	calls     int
@@ -307,7 +356,23 @@ func (b *bench) checkRows(ctx context.Context, db, table string) error {
 // flag ("" for none) on top of the defaults.
 func (b *bench) ingestRun(p *payload, flag string) func(context.Context) (result, error) {
 	return func(ctx context.Context) (result, error) {
-		return b.ingest(ctx, p, b.cfg.posters, 0, flag)
+		posters := b.cfg.posters
+		var flags []string
+		for _, f := range strings.Fields(flag) {
+			if n, ok := strings.CutPrefix(f, "posters="); ok {
+				if _, err := fmt.Sscan(n, &posters); err != nil || posters < 1 {
+					return result{}, fmt.Errorf("variant %q: posters=N needs a positive N", flag)
+				}
+				continue
+			}
+			flags = append(flags, f)
+		}
+		res, err := b.ingest(ctx, p, posters, 0, strings.Join(flags, " "))
+		res.scenario = scenarioName(p)
+		if flag != "" {
+			res.scenario += ", " + flag
+		}
+		return res, err
 	}
 }
 
@@ -323,7 +388,7 @@ func (b *bench) ingest(ctx context.Context, p *payload, posters int, rate float6
 	var flags []string
 	name := scenarioName(p)
 	if flag != "" {
-		flags = []string{flag}
+		flags = strings.Fields(flag)
 		name += ", " + flag
 	}
 	dir := filepath.Join(b.dir, db)
@@ -355,11 +420,12 @@ func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, po
 	if err != nil {
 		return err
 	}
+	posted := time.Since(start)
 	done, err := b.ch.waitCount(ctx, db, uint64(st.accepted), b.cfg.timeout)
 	if err != nil {
 		return err
 	}
-	res.calls, res.pushBack, res.elapsed = int(st.accepted), st.pushBack, done.Sub(start)
+	res.calls, res.pushBack, res.elapsed, res.posted = int(st.accepted), st.pushBack, done.Sub(start), posted
 	res.serverCPU = cpuTime(b.ch.pid) - server0
 	if st.accepted != int64(b.data.calls) {
 		return fmt.Errorf("%s: ingest accepted %d calls, Processor.Line %d", p.name, st.accepted, b.data.calls)
@@ -408,8 +474,8 @@ func (b *bench) profile(ctx context.Context, stdout io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %d calls in %.2f s, %.0f calls/s, server CPU %.2f s; CPU profile in %s\n",
-		res.scenario, res.calls, res.elapsed.Seconds(), res.rate(), res.serverCPU.Seconds(), b.cfg.cpuProfile)
+	fmt.Fprintf(stdout, "%s: %d calls in %.2f s (all answered after %.2f s), %.0f calls/s, server CPU %.2f s; CPU profile in %s\n",
+		res.scenario, res.calls, res.elapsed.Seconds(), res.posted.Seconds(), res.rate(), res.serverCPU.Seconds(), b.cfg.cpuProfile)
 	return nil
 }
 

@@ -1,0 +1,7 @@
+package pipeline
+
+// SetWriterBlocks makes w send blocks of rows rows and run hook before each
+// block but the last (nil: none), for tests of WriteCalls.
+func SetWriterBlocks(w *Writer, rows int, hook func(sent int) error) {
+	w.blockRows, w.beforeFlush = rows, hook
+}
