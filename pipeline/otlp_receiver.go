@@ -302,9 +302,7 @@ func (o *OTLP) add(calls []Call, dead []DeadLetter) error {
 	if err := o.batcher.Add(calls, dead); err != nil {
 		return err
 	}
-	for i := range calls {
-		o.m.classified.WithLabelValues(calls[i].Category).Inc()
-	}
+	o.m.countClassified(calls)
 	return nil
 }
 
