@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,8 +20,12 @@ var ErrBufferFull = errors.New("ingest queue full")
 
 // BatchConfig sizes the Batcher.
 type BatchConfig struct {
-	BatchSize     int           // flush when this many calls are queued (-batch-size)
-	FlushEvery    time.Duration // flush at least this often (-flush-every)
+	BatchSize  int           // flush when this many calls are queued (-batch-size)
+	FlushEvery time.Duration // flush at least this often (-flush-every)
+	// FlushIdle flushes early when no call was added for this long and at
+	// least a tenth of a batch is queued (-flush-idle): the end of a burst
+	// is stored at once instead of waiting for FlushEvery. 0 disables it.
+	FlushIdle     time.Duration
 	QueueCapacity int           // calls held in memory at most, in-flight inserts included (-queue-capacity)
 	MaxBackoff    time.Duration // cap of the retry backoff after a failed insert
 	Inserts       int           // INSERTs in flight at once (-inserts); 0 means 1
@@ -34,7 +39,8 @@ type Inserter interface {
 }
 
 // Batcher queues accepted calls and inserts them in batches of BatchSize or
-// every FlushEvery, whichever comes first, with up to Inserts INSERTs in
+// every FlushEvery, whichever comes first (or after FlushIdle without new
+// calls when a tenth of a batch waits), with up to Inserts INSERTs in
 // flight: while ClickHouse writes one batch, the next is encoded and sent.
 // Only Run starts work; Add never blocks on ClickHouse.
 //
@@ -62,14 +68,15 @@ type Batcher struct {
 	mu       sync.Mutex
 	calls    []Call // queued, not yet taken; taking re-slices the front, so a batch is never copied
 	dead     []DeadLetter
-	inMem    int      // calls in memory: queued plus taken and not yet inserted
-	open     []*job   // taken batches not yet inserted, oldest first
-	retry    []*job   // of those, the ones whose insert was cut short by shutdown: taken again first
-	taken    counts   // calls and dead letters ever taken into batches
-	marks    []mark   // spool records in memory, in order, for Commit
-	loaded   SpoolPos // spool records before this are in memory or inserted
-	queued   counts   // calls and dead letters ever put in memory
-	done     counts   // of those, inserted (or dead-lettered), oldest first without a gap
+	inMem    int          // calls in memory: queued plus taken and not yet inserted
+	open     []*job       // taken batches not yet inserted, oldest first
+	retry    []*job       // of those, the ones whose insert was cut short by shutdown: taken again first
+	taken    counts       // calls and dead letters ever taken into batches
+	marks    []mark       // spool records in memory, in order, for Commit
+	loaded   SpoolPos     // spool records before this are in memory or inserted
+	queued   counts       // calls and dead letters ever put in memory
+	done     counts       // of those, inserted (or dead-lettered), oldest first without a gap
+	lastAdd  atomic.Int64 // unix nanoseconds of the last Add that queued calls
 	wake     chan struct{}
 	flushed  chan struct{} // closed and replaced after each successful flush
 	logged   time.Time     // last push-back log line
@@ -171,6 +178,7 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	}
 	n, ready := b.inMem, len(b.calls)
 	b.mu.Unlock()
+	b.lastAdd.Store(time.Now().UnixNano())
 	b.m.queued.Set(float64(n))
 	if spilled {
 		b.m.spilled.Add(float64(len(calls)))
@@ -201,6 +209,7 @@ func (b *Batcher) addMemory(calls []Call, dead []DeadLetter) error {
 	b.enqueue(calls, dead)
 	n, ready := b.inMem, len(b.calls)
 	b.mu.Unlock()
+	b.lastAdd.Store(time.Now().UnixNano())
 	b.m.queued.Set(float64(n))
 	if ready >= b.cfg.BatchSize || len(dead) > 0 {
 		b.poke()
@@ -281,6 +290,12 @@ func (b *Batcher) Run(ctx context.Context) error {
 	slots := make(chan struct{}, b.cfg.Inserts)
 	t := time.NewTicker(b.cfg.FlushEvery)
 	defer t.Stop()
+	var idle <-chan time.Time
+	if b.cfg.FlushIdle > 0 {
+		it := time.NewTicker(max(b.cfg.FlushIdle/2, time.Millisecond))
+		defer it.Stop()
+		idle = it.C
+	}
 	force := false
 	for {
 		// Start a batch in each free slot while one is ready. Only this
@@ -305,9 +320,22 @@ func (b *Batcher) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			force = true
+		case <-idle:
+			force = force || b.idle()
 		case <-b.wake:
 		}
 	}
+}
+
+// idle reports whether the senders paused for FlushIdle with at least a
+// tenth of a batch queued.
+func (b *Batcher) idle() bool {
+	if time.Since(time.Unix(0, b.lastAdd.Load())) < b.cfg.FlushIdle {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.calls) > 0 && len(b.calls) >= b.cfg.BatchSize/10
 }
 
 func (b *Batcher) syncEvery(ctx context.Context) {

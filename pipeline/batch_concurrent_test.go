@@ -203,3 +203,30 @@ func TestBatcherQueueKeepsOrderAcrossTakesAndGrowth(t *testing.T) {
 		}
 	}
 }
+
+func TestBatcherFlushesTheEndOfABurstWhenSendersPause(t *testing.T) {
+	ins := &memInserter{}
+	b := NewBatcher(ins, BatchConfig{BatchSize: 100, QueueCapacity: 1000, FlushEvery: time.Hour, FlushIdle: 20 * time.Millisecond},
+		NewMetrics(prometheus.NewRegistry()), quietLog())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go b.Run(ctx)
+
+	if err := b.Add(numbered(5, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := ins.inserted(); n != 0 {
+		t.Fatalf("%d calls inserted: less than a tenth of a batch must wait for -flush-every", n)
+	}
+	if err := b.Add(numbered(6, 5), nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ins.inserted() < 11 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := ins.inserted(); n != 11 {
+		t.Fatalf("%d calls inserted after the senders paused with 11 queued, want 11", n)
+	}
+}

@@ -43,6 +43,7 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.batch.BatchSize, "batch-size", 50000, "insert when this many calls are queued; ClickHouse spends less CPU per call on larger inserts (docs/operations.md), at the cost of memory and latency")
 	fs.IntVar(&c.batch.Inserts, "inserts", 2, "INSERTs in flight at once; 2 lets ingest encode and send one batch while ClickHouse writes the other")
 	fs.DurationVar(&c.batch.FlushEvery, "flush-every", time.Second, "insert at least this often; lower means fresher data and more, smaller inserts")
+	fs.DurationVar(&c.batch.FlushIdle, "flush-idle", 100*time.Millisecond, "insert early when no call arrived for this long and at least a tenth of -batch-size is queued, so that the end of a burst is stored at once; 0 disables")
 	fs.IntVar(&c.batch.QueueCapacity, "queue-capacity", 100000, "calls held in memory, inserts in flight included (about 1.5 KiB each); with the spool, more wait on disk, else receivers answer 503 with Retry-After when it is full")
 	fs.Int64Var(&c.http.MaxBodyBytes, "max-body-bytes", 16<<20, "largest request body as sent")
 	fs.Int64Var(&c.http.MaxDecompressedBytes, "max-decompressed-bytes", 128<<20, "largest request body after gzip decompression (guards against gzip bombs)")
