@@ -56,6 +56,16 @@ func startIngestProcess(ctx context.Context, bin, chAddr, db, dir string, flags 
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = cleanEnv()
+	var args2 []string
+	for _, f := range args {
+		// GOGC=…, GOMEMLIMIT=…: environment of the ingest process.
+		if k, _, ok := strings.Cut(f, "="); ok && k != "" && strings.ToUpper(k) == k && !strings.HasPrefix(k, "-") {
+			cmd.Env = append(cmd.Env, f)
+			continue
+		}
+		args2 = append(args2, f)
+	}
+	cmd.Args = append([]string{bin}, args2...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -115,7 +125,7 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 		return nil, err
 	}
 	batcher := pipeline.NewSpooledBatcher(pipeline.NewWriter(conn, m), spool,
-		pipeline.BatchConfig{BatchSize: 50000, FlushEvery: time.Second, QueueCapacity: 200000, Inserts: 2}, m, log)
+		pipeline.BatchConfig{BatchSize: 50000, FlushEvery: time.Second, FlushIdle: 100 * time.Millisecond, QueueCapacity: 100000, Inserts: 2}, m, log)
 	recv := pipeline.NewReceivers(newProcessor(), batcher, m, pipeline.ReceiversConfig{
 		HTTP: pipeline.HTTPConfig{MaxBodyBytes: 16 << 20, MaxDecompressedBytes: 128 << 20}}, log)
 	mux := http.NewServeMux()
