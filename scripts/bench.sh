@@ -3,7 +3,9 @@
 # part's table (medians) as it finishes:
 #   micro   Go benchmarks of each pipeline stage, with allocations, 5 runs each
 #   ingest  ingest end to end against clickhouse-client's JSONEachRow and
-#           Native inserts on the same server (bench/ingestbench; 3 runs)
+#           Native inserts on the same server (bench/ingestbench; 3 runs);
+#           MCPLENS_BENCH_BASELINE=<git rev> adds that revision's cmd/ingest
+#           to the same rounds (before/after)
 #   scale   every endpoint's queries at MCPLENS_BENCH_CALLS calls (default
 #           1,000,000) on both engines (queries.BenchmarkScale; 3 runs, each
 #           on freshly generated data, one iteration per endpoint; medians)
@@ -65,7 +67,15 @@ for part in "${parts[@]}"; do
     ;;
   ingest)
     echo "== ingest end to end (bench/ingestbench)"
-    go run ./bench/ingestbench -calls "${MCPLENS_INGEST_CALLS:-300000}" -runs 3 2>"$out/ingest.log" | tee "$out/ingest.md"
+    variants="-spool-fsync=never;posters=16;-batch-size=10000 -inserts=1 -queue-capacity=200000 -flush-idle=0"
+    if [ -n "${MCPLENS_BENCH_BASELINE:-}" ]; then
+      # An older build of cmd/ingest, run in the same rounds: before/after.
+      rm -rf "$out/baseline" && mkdir -p "$out/baseline"
+      git archive "$MCPLENS_BENCH_BASELINE" | tar -x -C "$out/baseline"
+      (cd "$out/baseline" && go build -o "$out/ingest-$MCPLENS_BENCH_BASELINE" ./cmd/ingest)
+      variants="$variants;bin=$out/ingest-$MCPLENS_BENCH_BASELINE"
+    fi
+    go run ./bench/ingestbench -calls "${MCPLENS_INGEST_CALLS:-300000}" -runs 3 -variants "$variants" 2>"$out/ingest.log" | tee "$out/ingest.md"
     ;;
   scale)
     echo "== queries at $calls calls (BenchmarkScale; ms, medians of 3 runs)"

@@ -86,7 +86,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
-	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
+	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, bin=PATH runs another ingest binary (an older build, for before/after), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -359,6 +359,10 @@ func (b *bench) ingestRun(p *payload, flag string) func(context.Context) (result
 		posters := b.cfg.posters
 		var flags []string
 		for _, f := range strings.Fields(flag) {
+			if _, ok := strings.CutPrefix(f, "bin="); ok {
+				flags = append(flags, f) // the ingest binary: b.ingest reads it
+				continue
+			}
 			if n, ok := strings.CutPrefix(f, "posters="); ok {
 				if _, err := fmt.Sscan(n, &posters); err != nil || posters < 1 {
 					return result{}, fmt.Errorf("variant %q: posters=N needs a positive N", flag)
@@ -370,7 +374,13 @@ func (b *bench) ingestRun(p *payload, flag string) func(context.Context) (result
 		res, err := b.ingest(ctx, p, posters, 0, strings.Join(flags, " "))
 		res.scenario = scenarioName(p)
 		if flag != "" {
-			res.scenario += ", " + flag
+			label := strings.Fields(flag)
+			for i, f := range label {
+				if v, ok := strings.CutPrefix(f, "bin="); ok {
+					label[i] = filepath.Base(v)
+				}
+			}
+			res.scenario += ", " + strings.Join(label, " ")
 		}
 		return res, err
 	}
@@ -392,7 +402,14 @@ func (b *bench) ingest(ctx context.Context, p *payload, posters int, rate float6
 		name += ", " + flag
 	}
 	dir := filepath.Join(b.dir, db)
-	in, err := startIngestProcess(ctx, b.bin, b.ch.addr, db, dir, flags)
+	bin := b.bin
+	for i, f := range flags {
+		if v, ok := strings.CutPrefix(f, "bin="); ok {
+			bin, flags = v, append(flags[:i:i], flags[i+1:]...)
+			break
+		}
+	}
+	in, err := startIngestProcess(ctx, bin, b.ch.addr, db, dir, flags)
 	if err != nil {
 		return result{}, err
 	}
