@@ -77,9 +77,12 @@ type Batcher struct {
 	queued   counts       // calls and dead letters ever put in memory
 	done     counts       // of those, inserted (or dead-lettered), oldest first without a gap
 	lastAdd  atomic.Int64 // unix nanoseconds of the last Add that queued calls
-	wake     chan struct{}
-	flushed  chan struct{} // closed and replaced after each successful flush
-	logged   time.Time     // last push-back log line
+	// beforeRead, when set, runs in load between taking the position to
+	// read from and reading (tests of the race with Add).
+	beforeRead func()
+	wake       chan struct{}
+	flushed    chan struct{} // closed and replaced after each successful flush
+	logged     time.Time     // last push-back log line
 }
 
 type counts struct{ calls, dead uint64 }
@@ -546,6 +549,9 @@ func (b *Batcher) load() error {
 	b.mu.Lock()
 	from, room, empty := b.loaded, b.cfg.QueueCapacity-b.inMem, b.inMem == 0
 	b.mu.Unlock()
+	if b.beforeRead != nil {
+		b.beforeRead()
+	}
 	limit := b.sp.Head()
 	if !from.before(limit) || room <= 0 && !empty {
 		return nil
@@ -578,6 +584,11 @@ func (b *Batcher) load() error {
 	})
 	b.mu.Lock()
 	for _, r := range recs {
+		if !b.loaded.before(r.end) {
+			// Add took this record into memory while it was read: when
+			// nothing waited on disk, Add queues directly.
+			continue
+		}
 		b.enqueue(r.calls, r.dead)
 		b.marks = append(b.marks, mark{end: r.end, at: b.queued})
 	}

@@ -230,3 +230,30 @@ func TestBatcherFlushesTheEndOfABurstWhenSendersPause(t *testing.T) {
 		t.Fatalf("%d calls inserted after the senders paused with 11 queued, want 11", n)
 	}
 }
+
+// An Add that lands while load reads the spool, with nothing spilled, is
+// queued by Add itself; load must not queue the same record again.
+func TestSpoolReadRacingAnAddQueuesTheRecordOnce(t *testing.T) {
+	sp, m := openTestSpool(t, t.TempDir(), SpoolConfig{})
+	defer sp.Close()
+	ins := &memInserter{}
+	b := NewSpooledBatcher(ins, sp, BatchConfig{BatchSize: 10, QueueCapacity: 100, FlushEvery: time.Hour}, m, quietLog())
+	b.beforeRead = func() {
+		b.beforeRead = nil
+		if err := b.Add(numbered(3, 0), nil); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := b.load(); err != nil {
+		t.Fatal(err)
+	}
+	if q := b.Queued(); q != 3 {
+		t.Fatalf("Queued %d after an Add raced the spool read, want 3", q)
+	}
+	if err := b.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := timeMsOf(ins.calls), timeMsOf(numbered(3, 0)); !slices.Equal(got, want) {
+		t.Fatalf("inserted %v, want %v", got, want)
+	}
+}
