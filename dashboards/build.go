@@ -198,6 +198,12 @@ func statPanel(id uint32, title, description, sql string) *stat.PanelBuilder {
 		Thresholds(thresholds("green"))
 }
 
+// rollupInterval is the minimum interval of the time-series panels that read
+// the 5-minute rollups calls_5m and calls_5m_classes: Grafana then never asks
+// for buckets finer than the rollups', and every interval it picks above 5
+// minutes (10m, 15m, 30m, 1h, ...) is a whole number of rollup buckets.
+const rollupInterval = "5m"
+
 // timeSeriesPanel is a time-series query (format 0: time first, ordered;
 // string columns become series labels) drawn as lines.
 func timeSeriesPanel(id uint32, title, description, sql string) *timeseries.PanelBuilder {

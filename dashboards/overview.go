@@ -81,12 +81,14 @@ func Overview() *dashboard.DashboardBuilder {
 		WithPanel(timeSeriesPanel(overviewByCategory, "Failures by category",
 			"Failed calls per second by taxonomy category. A category that rises alone points at one cause: RATE_LIMITED and UPSTREAM_TIMEOUT at capacity, UNAUTHENTICATED at credentials, INVALID_ARGUMENT at schemas. Filter by tool to find the source.",
 			panelSQL("failures_by_category")).
+			Interval(rollupInterval).
 			Unit(units.RequestsPerSecond).
 			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
 			FillOpacity(40)).
 		WithPanel(timeSeriesPanel(overviewRates, "Failure and empty-result rate",
 			"Failure rate (failed calls / calls) and empty-result rate (EMPTY_RESULT / non-failed calls) per interval. The dashed lines are the stat thresholds (5 % failures, 20 % empty).",
 			panelSQL("rates_over_time")).
+			Interval(rollupInterval).
 			Unit(units.PercentUnit).Min(0).
 			Thresholds(thresholds("green", 0.05, "yellow", 0.2, "red")).
 			ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))).

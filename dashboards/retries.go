@@ -57,5 +57,6 @@ func Retries() *dashboard.DashboardBuilder {
 		WithPanel(timeSeriesPanel(retriesMisflagged, "Misflagged calls over time",
 			"Misflagged calls per interval: hidden_failure is a failure sent with isError false or absent, so the client takes it for a success and neither retries nor corrects it; false_alarm is a success flagged as an error. Fix the server's isError, or add a classification rule when the category is wrong.",
 			panelSQL("misflagged_over_time")).
+			Interval(rollupInterval).
 			Unit(units.Short))
 }

@@ -63,6 +63,7 @@ func SchemaQuality() *dashboard.DashboardBuilder {
 		WithPanel(timeSeriesPanel(schemaUnknownOverTime, "UNKNOWN_TOOL calls by server",
 			"UNKNOWN_TOOL calls per interval and server. A jump right after a deploy means a tool was renamed or removed while clients still use the old list.",
 			panelSQL("unknown_tools_over_time")).
+			Interval(rollupInterval).
 			Unit(units.Short).
 			DrawStyle(common.GraphDrawStyleBars)))
 }

@@ -39,12 +39,14 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 		WithPanel(timeSeriesPanel(toolByCategory, "Calls by category",
 			"This tool's calls per second by category, OK and EMPTY_RESULT included, stacked. The failure categories say what to fix: INVALID_ARGUMENT the schema or description, UNAUTHENTICATED/PERMISSION_DENIED credentials, RATE_LIMITED/UPSTREAM_TIMEOUT/UNAVAILABLE capacity or dependencies.",
 			panelSQL("calls_by_category")).
+			Interval(rollupInterval).
 			Unit(units.RequestsPerSecond).
 			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
 			FillOpacity(40)).
 		WithPanel(timeSeriesPanel(toolByCode, "Failures by category and code",
 			"Failures per second by category and error code (JSON-RPC code, the server's own code, tool_error for isError results, no_response for calls that got no answer). One code taking over usually has one cause in the server's log.",
 			panelSQL("failures_by_code")).
+			Interval(rollupInterval).
 			Unit(units.RequestsPerSecond)).
 		WithRow(row(toolRowRetries, "Retries")).
 		WithPanel(tablePanel(toolRetryOutcomes, "Retry outcomes by category and retryability",

@@ -9,8 +9,9 @@ import (
 )
 
 var (
-	invalidArgumentSpikesSQL  = mustSQL("invalid_argument_spikes.sql")
-	invalidArgumentTopArgsSQL = mustSQL("invalid_argument_top_args.sql")
+	invalidArgumentSpikesSQL       = mustSQL("invalid_argument_spikes.sql")
+	invalidArgumentSpikesRollupSQL = mustSQL("invalid_argument_spikes_rollup.sql")
+	invalidArgumentTopArgsSQL      = mustSQL("invalid_argument_top_args.sql")
 )
 
 // SpikeOptions are the thresholds of an INVALID_ARGUMENT spike.
@@ -72,8 +73,27 @@ type Spike struct {
 // tool's INVALID_ARGUMENT share spiked against its own baseline, with the
 // argument values the invalid calls sent most, ordered by tool and time.
 // Buckets start at f.From.
+//
+// When the step is a multiple of RollupBucket the baseline before f.From
+// comes from the calls_5m rollup and only the range itself from the raw
+// calls (invalid_argument_spikes_rollup.sql): reading eight days of raw calls
+// took seconds on ClickHouse 18.16. The rows are those of the raw form except
+// in the baseline of a call re-ingested with another category, or with a
+// From off the 5-minute grid (the SQL file says how); otherwise the raw form
+// answers.
 func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions) ([]Spike, error) {
 	o = o.withDefaults()
+	return invalidArgumentSpikes(ctx, db, f, o, o.Step%RollupBucket == 0)
+}
+
+// InvalidArgumentSpikesFrom is InvalidArgumentSpikes with the baseline's
+// source forced: the rollup when rollup is true (the step must then be a
+// multiple of RollupBucket), else the raw calls.
+func InvalidArgumentSpikesFrom(ctx context.Context, db DB, f Filter, o SpikeOptions, rollup bool) ([]Spike, error) {
+	return invalidArgumentSpikes(ctx, db, f, o.withDefaults(), rollup)
+}
+
+func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions, rollup bool) ([]Spike, error) {
 	step := int64(o.Step / time.Second)
 	origin := f.From.Unix() - (int64(o.Baseline/time.Second)+step-1)/step*step
 	args := append(f.args(),
@@ -83,7 +103,12 @@ func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions)
 		clickhouse.Named("ratio", o.Ratio),
 		clickhouse.Named("min_share", o.MinShare),
 		clickhouse.Named("min_calls", o.MinCalls),
-		clickhouse.Named("per_bucket", o.TopArgs))
+		clickhouse.Named("per_bucket", o.TopArgs),
+		clickhouse.Named("lo_s", f.From.Unix()-f.From.Unix()%int64(RollupBucket/time.Second)))
+	q := invalidArgumentSpikesSQL
+	if rollup {
+		q = invalidArgumentSpikesRollupSQL
+	}
 	var raw []struct {
 		Tool        string `ch:"tool_name"`
 		Bucket      int64  `ch:"bucket_s"`
@@ -92,7 +117,7 @@ func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions)
 		BaseCalls   uint64 `ch:"base_calls"`
 		BaseInvalid uint64 `ch:"base_invalid"`
 	}
-	if err := db.Select(ctx, &raw, invalidArgumentSpikesSQL, args...); err != nil {
+	if err := db.Select(ctx, &raw, q, args...); err != nil {
 		return nil, fmt.Errorf("invalid-argument spikes: %w", err)
 	}
 	if len(raw) == 0 {

@@ -13,6 +13,9 @@
 -- reads eight days with the default baseline, and over eight days modern
 -- servers, which merge FINAL partition by partition in parallel, were faster
 -- with FINAL (0.59 s against 0.77 s at 10M calls on 26.7; BENCHMARKS.md).
+-- InvalidArgumentSpikes uses this form only when the step is not a whole
+-- number of 5-minute cells; otherwise invalid_argument_spikes_rollup.sql
+-- reads the baseline from the rollup and only the range from the raw calls.
 SELECT
   tool_name,
   bucket_s,

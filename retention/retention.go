@@ -1,5 +1,5 @@
 // Package retention deletes expired data: raw calls and dead letters after
-// Config.Raw, the calls_5m rollup after Config.Rollup. On servers with table
+// Config.Raw, the calls_5m and calls_5m_classes rollups after Config.Rollup. On servers with table
 // TTL (ClickHouse 19.6 and later, and chDB) it sets each table's TTL and the
 // server's merges delete expired rows; on older servers (18.16) it drops
 // the daily partitions (PARTITION BY toYYYYMMDD) that lie wholly before the
@@ -59,6 +59,7 @@ var tables = []table{
 	{"calls", "ts", false},
 	{"dead_letters", "received", false},
 	{"calls_5m", "bucket", true},
+	{"calls_5m_classes", "bucket", true},
 }
 
 // Result is what one Apply did.

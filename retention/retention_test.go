@@ -55,8 +55,8 @@ func TestRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 			if e.Modern() {
-				if res.Mode != "ttl" || len(res.Changed) != 3 {
-					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 3 tables", res.Mode, res.Changed)
+				if res.Mode != "ttl" || len(res.Changed) != 4 {
+					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 4 tables", res.Mode, res.Changed)
 				}
 				var ddl []struct {
 					S string `ch:"s"`
@@ -67,7 +67,7 @@ func TestRetention(t *testing.T) {
 				if !strings.Contains(ddl[0].S, "TTL ts + toIntervalDay(30)") {
 					t.Errorf("calls engine after retention: %s", ddl[0].S)
 				}
-				for _, tbl := range []string{"calls", "calls_5m"} {
+				for _, tbl := range []string{"calls", "calls_5m", "calls_5m_classes"} {
 					if err := e.DB.Exec(ctx, "OPTIMIZE TABLE "+tbl+" FINAL"); err != nil {
 						t.Fatal(err)
 					}
@@ -75,7 +75,8 @@ func TestRetention(t *testing.T) {
 			} else {
 				want := []string{"calls: dropped partition " + now.Add(-40*day).Format("20060102"),
 					"calls: dropped partition " + now.Add(-33*day).Format("20060102"),
-					"calls_5m: dropped partition " + now.Add(-40*day).Format("20060102")}
+					"calls_5m: dropped partition " + now.Add(-40*day).Format("20060102"),
+					"calls_5m_classes: dropped partition " + now.Add(-40*day).Format("20060102")}
 				if res.Mode != "partitions" || strings.Join(res.Changed, "\n") != strings.Join(want, "\n") {
 					t.Fatalf("18.16: mode %s, changes\n%s\nwant\n%s", res.Mode, strings.Join(res.Changed, "\n"), strings.Join(want, "\n"))
 				}
@@ -83,8 +84,10 @@ func TestRetention(t *testing.T) {
 			if n := count(t, e, "SELECT count() AS n FROM calls FINAL"); n != 2 {
 				t.Errorf("calls left: %d, want the 2 younger than 30 days", n)
 			}
-			if n := count(t, e, "SELECT toUInt64(uniqExactMerge(calls)) AS n FROM calls_5m"); n != 3 {
-				t.Errorf("rollup calls left: %d, want the 3 younger than 35 days", n)
+			for _, tbl := range []string{"calls_5m", "calls_5m_classes"} {
+				if n := count(t, e, "SELECT toUInt64(uniqExactMerge(calls)) AS n FROM "+tbl); n != 3 {
+					t.Errorf("%s calls left: %d, want the 3 younger than 35 days", tbl, n)
+				}
 			}
 			again, err := retention.Apply(ctx, e.DB, cfg, now)
 			if err != nil || len(again.Changed) != 0 {

@@ -149,7 +149,44 @@ func ApplyCluster(ctx context.Context, db DB, cluster string) ([]string, error) 
 		}
 		applied = append(applied, m.Name)
 	}
+	if cluster != "" && len(applied) > 0 {
+		if err := waitRecorded(ctx, db, ms); err != nil {
+			return applied, err
+		}
+	}
 	return applied, nil
+}
+
+// waitRecorded waits until the Distributed schema_migrations shows every
+// migration of ms as applied, in 20 reads in a row. A record reaches one
+// replica of its shard at once and the others by replication, and a read
+// through the Distributed table may ask any of them: without the wait, a
+// Ready right after the last migration could miss its record.
+func waitRecorded(ctx context.Context, db DB, ms []Migration) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for seen := 0; seen < 20; {
+		done, err := AppliedVersions(ctx, db)
+		if err != nil {
+			return err
+		}
+		missing := ""
+		for _, m := range ms {
+			if !done[m.Version] {
+				missing = m.Name
+				break
+			}
+		}
+		if missing == "" {
+			seen++
+		} else {
+			seen = 0
+			if time.Now().After(deadline) {
+				return fmt.Errorf("cluster mode: the record of migration %s is not visible on every replica of schema_migrations after 30 s", missing)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }
 
 // clusterPlan returns the cluster statements of ms for the connection's

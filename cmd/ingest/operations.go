@@ -38,7 +38,7 @@ func (o *opsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	o.tokensInline = getenv("MCPLENS_TOKENS")
 	fs.BoolVar(&o.insecureOpen, "insecure-open", false, "allow open mode (no tokens) on a non-loopback -listen or -grpc-listen")
 	fs.DurationVar(&o.retention.Raw, "retention", 30*24*time.Hour, "keep raw calls and dead letters this long (whole days); 0 keeps them for ever")
-	fs.DurationVar(&o.retention.Rollup, "rollup-retention", 400*24*time.Hour, "keep the calls_5m rollup this long (whole days, at least -retention); 0 keeps it for ever")
+	fs.DurationVar(&o.retention.Rollup, "rollup-retention", 400*24*time.Hour, "keep the calls_5m and calls_5m_classes rollups this long (whole days, at least -retention); 0 keeps it for ever")
 	fs.DurationVar(&o.retentionEvery, "retention-every", time.Hour, "how often serve enforces -retention and -rollup-retention; 0 disables the job (use `ingest retention` from cron instead)")
 }
 

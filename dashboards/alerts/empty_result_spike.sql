@@ -12,15 +12,58 @@ SELECT
   if(base_empty = 0, toFloat64(1000), least(toFloat64(1000), (empty_n * base_ok) / (base_empty * ok_n))) AS spike_ratio
 FROM (
   SELECT
-    toString(tenant) AS tenant_name,
-    toString(server) AS server_name,
-    toString(tool) AS tool_name,
-    countIf(ts > $__toTime - 3600 AND is_failure = 0) AS ok_n,
-    countIf(ts > $__toTime - 3600 AND category = 'EMPTY_RESULT') AS empty_n,
-    countIf(ts <= $__toTime - 3600 AND is_failure = 0) AS base_ok,
-    countIf(ts <= $__toTime - 3600 AND category = 'EMPTY_RESULT') AS base_empty
-  FROM calls FINAL
-  WHERE $__timeFilter(ts)
+    tenant_name,
+    server_name,
+    tool_name,
+    toUInt64(sum(d_)) AS ok_n,
+    toUInt64(sum(m_)) AS empty_n,
+    toUInt64(sum(bd_)) AS base_ok,
+    toUInt64(sum(bm_)) AS base_empty
+  FROM (
+    SELECT
+      toString(tenant) AS tenant_name,
+      toString(server) AS server_name,
+      toString(tool) AS tool_name,
+      toInt64(countIf(is_failure = 0)) AS d_,
+      toInt64(countIf(category = 'EMPTY_RESULT')) AS m_,
+      toInt64(0) AS bd_,
+      toInt64(0) AS bm_
+    FROM calls
+    WHERE ts > $__toTime - 3600 AND ts <= $__toTime
+    GROUP BY tenant_name, server_name, tool_name
+    UNION ALL
+    SELECT tenant_name, server_name, tool_name, -toInt64(s.3 = 0), -toInt64(s.2 = 'EMPTY_RESULT'), toInt64(0), toInt64(0)
+    FROM (
+      SELECT
+        toString(tenant) AS tenant_name,
+        toString(server) AS server_name,
+        toString(tool) AS tool_name,
+        arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, CAST(category AS String), is_failure)))) AS stale
+      FROM calls
+      WHERE ts > $__toTime - 3600 AND ts <= $__toTime
+        AND call_id GLOBAL IN (
+          SELECT call_id
+          FROM calls
+          WHERE ts > $__toTime - 3600 AND ts <= $__toTime
+          GROUP BY call_id
+          HAVING count() > 1)
+      GROUP BY tenant, server, tool, session_key, ts_ms, call_id
+    )
+    ARRAY JOIN stale AS s
+    UNION ALL
+    SELECT
+      toString(tenant) AS tenant_name,
+      toString(server) AS server_name,
+      toString(tool) AS tool_name,
+      toInt64(0),
+      toInt64(0),
+      toInt64(uniqExactMergeIf(calls, is_failure = 0)),
+      toInt64(uniqExactMergeIf(calls, category = 'EMPTY_RESULT'))
+    FROM calls_5m
+    WHERE bucket >= $__fromTime
+      AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
+    GROUP BY tenant_name, server_name, tool_name
+  )
   GROUP BY tenant_name, server_name, tool_name
 )
 WHERE ok_n >= 20 AND empty_n * 5 >= ok_n

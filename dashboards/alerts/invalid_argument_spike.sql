@@ -13,15 +13,58 @@ SELECT
   if(base_invalid = 0, toFloat64(1000), least(toFloat64(1000), (invalid_n * base_calls) / (base_invalid * calls_n))) AS spike_ratio
 FROM (
   SELECT
-    toString(tenant) AS tenant_name,
-    toString(server) AS server_name,
-    toString(tool) AS tool_name,
-    countIf(ts > $__toTime - 3600) AS calls_n,
-    countIf(ts > $__toTime - 3600 AND category = 'INVALID_ARGUMENT') AS invalid_n,
-    countIf(ts <= $__toTime - 3600) AS base_calls,
-    countIf(ts <= $__toTime - 3600 AND category = 'INVALID_ARGUMENT') AS base_invalid
-  FROM calls FINAL
-  WHERE $__timeFilter(ts)
+    tenant_name,
+    server_name,
+    tool_name,
+    toUInt64(sum(d_)) AS calls_n,
+    toUInt64(sum(m_)) AS invalid_n,
+    toUInt64(sum(bd_)) AS base_calls,
+    toUInt64(sum(bm_)) AS base_invalid
+  FROM (
+    SELECT
+      toString(tenant) AS tenant_name,
+      toString(server) AS server_name,
+      toString(tool) AS tool_name,
+      toInt64(count()) AS d_,
+      toInt64(countIf(category = 'INVALID_ARGUMENT')) AS m_,
+      toInt64(0) AS bd_,
+      toInt64(0) AS bm_
+    FROM calls
+    WHERE ts > $__toTime - 3600 AND ts <= $__toTime
+    GROUP BY tenant_name, server_name, tool_name
+    UNION ALL
+    SELECT tenant_name, server_name, tool_name, -toInt64(1), -toInt64(s.2 = 'INVALID_ARGUMENT'), toInt64(0), toInt64(0)
+    FROM (
+      SELECT
+        toString(tenant) AS tenant_name,
+        toString(server) AS server_name,
+        toString(tool) AS tool_name,
+        arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, CAST(category AS String), is_failure)))) AS stale
+      FROM calls
+      WHERE ts > $__toTime - 3600 AND ts <= $__toTime
+        AND call_id GLOBAL IN (
+          SELECT call_id
+          FROM calls
+          WHERE ts > $__toTime - 3600 AND ts <= $__toTime
+          GROUP BY call_id
+          HAVING count() > 1)
+      GROUP BY tenant, server, tool, session_key, ts_ms, call_id
+    )
+    ARRAY JOIN stale AS s
+    UNION ALL
+    SELECT
+      toString(tenant) AS tenant_name,
+      toString(server) AS server_name,
+      toString(tool) AS tool_name,
+      toInt64(0),
+      toInt64(0),
+      toInt64(uniqExactMerge(calls)),
+      toInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT'))
+    FROM calls_5m
+    WHERE bucket >= $__fromTime
+      AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
+    GROUP BY tenant_name, server_name, tool_name
+  )
   GROUP BY tenant_name, server_name, tool_name
 )
 WHERE calls_n >= 20 AND invalid_n * 20 >= calls_n

@@ -4,7 +4,9 @@
 -- arguments (queries/recalls.sql): the agent sent the same failing request
 -- again. Only tools with at least 20 failures are returned. Continuations are
 -- left out; a failure whose next call falls after the range counts as not
--- re-called.
+-- re-called. A re-ingested call counts once without FINAL: the array step
+-- drops the extra copies of a call, keeping its latest ingest
+-- (queries/recalls.sql).
 SELECT
   tenant_name,
   server_name,
@@ -22,19 +24,29 @@ FROM (
       tenant_name,
       server_name,
       tool_name,
-      arrayFilter((x, i) -> i = 1 OR x.3 != c0[i - 1].3 OR x.1 != c0[i - 1].1, c0, arrayEnumerate(c0)) AS c,
-      arrayMap(x -> x.1, c) AS t,
-      arrayMap(x -> x.5, c) AS h,
-      arrayMap(
-        i -> toUInt8(i < length(c) AND t[i + 1] - t[i] <= 60000 AND h[i + 1] = h[i]),
-        arrayFilter(i -> c[i].4 = 1, arrayEnumerate(c))) AS fails
+      arrayMap(x -> x.1, c0) AS t0,
+      arrayMap(x -> x.3, c0) AS id0,
+      -- c: the sequence without the extra copies of a re-ingested call (same
+      -- ts_ms and call_id as the element before; the latest ingest sorts first).
+      arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+        arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
+      arrayFilter((x, k) -> k = 1, c0, keep) AS c,
+      arrayFilter((x, k) -> k = 1, t0, keep) AS t,
+      arrayMap(x -> x.5, c) AS f,
+      arrayMap(x -> x.6, c) AS h,
+      -- per failure: the next call came within 60 s with the same args_hash.
+      arrayFilter(
+        (s, fi) -> fi = 1,
+        arrayMap((ti, tn, hc, hn) -> toUInt8(tn - ti <= 60000 AND hc = hn), t,
+          arrayPushBack(arrayPopFront(t), toInt64(9223372036854775807)), h, arrayPushBack(arrayPopFront(h), toUInt64(0))),
+        f) AS fails
     FROM (
       SELECT
         toString(tenant) AS tenant_name,
         toString(server) AS server_name,
         toString(tool) AS tool_name,
-        arraySort(groupArray((ts_ms, request_id, call_id, is_failure, args_hash))) AS c0
-      FROM calls FINAL
+        arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash))) AS c0
+      FROM calls
       WHERE $__timeFilter(ts)
         AND continuation = 0
       GROUP BY tenant, server, session_key, tool

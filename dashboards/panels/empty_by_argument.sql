@@ -4,21 +4,58 @@
 -- EMPTY_RESULT) yet found nothing. Conditions with fewer than min_calls such
 -- calls are left out. One value far above its siblings (department=finace)
 -- points at a misspelled or renamed enum value rather than at missing data.
+--
+-- A re-ingested call counts once, as its latest ingest, without FINAL: the
+-- rows of the calls ingested once, plus the latest copy of each call ingested
+-- more than once (see failure_messages.sql; docs/dashboards.md).
 SELECT
-  tool AS tool_name,
+  tool_name,
   k AS arg_key,
   v AS arg_value,
   count() AS calls_n,
-  countIf(category = 'EMPTY_RESULT') AS empty_n,
-  countIf(category = 'EMPTY_RESULT') / count() AS empty_rate
-FROM calls FINAL
-ARRAY JOIN arg_keys AS k, arg_values AS v
-WHERE $__timeFilter(ts)
-  AND is_failure = 0
-  AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-  AND $__conditionalAll(server IN (${server:singlequote}), $server)
-  AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-  AND $__conditionalAll(k IN (${arg_key:singlequote}), $arg_key)
+  countIf(empty_ = 1) AS empty_n,
+  countIf(empty_ = 1) / count() AS empty_rate
+FROM (
+  SELECT CAST(tool AS String) AS tool_name, toUInt8(CAST(category AS String) = 'EMPTY_RESULT') AS empty_, arg_keys AS keys_, arg_values AS values_
+  FROM calls
+  WHERE $__timeFilter(ts)
+    AND is_failure = 0
+    AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+    AND $__conditionalAll(server IN (${server:singlequote}), $server)
+    AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+    AND call_id GLOBAL NOT IN (
+      SELECT call_id
+      FROM calls
+      WHERE $__timeFilter(ts)
+        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+        AND $__conditionalAll(server IN (${server:singlequote}), $server)
+        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      GROUP BY call_id
+      HAVING count() > 1)
+  UNION ALL
+  SELECT CAST(tool AS String), toUInt8(l.2 = 'EMPTY_RESULT'), l.3, l.4
+  FROM (
+    SELECT tool, argMax((is_failure, CAST(category AS String), arg_keys, arg_values), ingested_ms) AS l
+    FROM calls
+    WHERE $__timeFilter(ts)
+      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+      AND $__conditionalAll(server IN (${server:singlequote}), $server)
+      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      AND call_id GLOBAL IN (
+        SELECT call_id
+        FROM calls
+        WHERE $__timeFilter(ts)
+          AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+          AND $__conditionalAll(server IN (${server:singlequote}), $server)
+          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+        GROUP BY call_id
+        HAVING count() > 1)
+    GROUP BY tenant, server, tool, session_key, ts_ms, call_id
+  )
+  WHERE l.1 = 0
+)
+ARRAY JOIN keys_ AS k, values_ AS v
+WHERE $__conditionalAll(k IN (${arg_key:singlequote}), $arg_key)
 GROUP BY tool_name, arg_key, arg_value
 HAVING calls_n >= ${min_calls}
 ORDER BY empty_n DESC, empty_rate DESC, tool_name, arg_key, arg_value

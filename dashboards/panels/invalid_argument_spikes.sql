@@ -4,9 +4,14 @@
 -- and at least 3 times the tool's share over the 7 days before the bucket (a
 -- tool with no baseline compares with 0). The spike column repeats the share
 -- in spike buckets only. Buckets are whole hours, whatever the panel
--- interval, because the spike is defined on hours; the 7 days before the
--- range are read for the baseline, summed over each tool's bucket array
--- without window functions.
+-- interval, because the spike is defined on hours. The baseline is summed
+-- over each tool's bucket array without window functions; its 7 days before
+-- the range are read from the 5-minute rollup calls_5m (distinct call ids
+-- per cell; whole hours are whole cells), the range itself from the raw
+-- calls, where a re-ingested call counts once: every row minus the copies a
+-- later ingest replaced (queries/invalid_argument_spikes_rollup.sql, the
+-- API's form; docs/dashboards.md). FINAL over eight days took seconds on
+-- ClickHouse 18.16.
 SELECT
   toDateTime(bucket_s) AS time,
   tool_name,
@@ -24,17 +29,58 @@ FROM (
     arrayMap(i -> toUInt64(arraySum(arrayFilter((y, x) -> x >= bs[i] - 604800 AND x < bs[i], ns, bs))), arrayEnumerate(bs)) AS base_ns,
     arrayMap(i -> toUInt64(arraySum(arrayFilter((y, x) -> x >= bs[i] - 604800 AND x < bs[i], invs, bs))), arrayEnumerate(bs)) AS base_invs
   FROM (
-    SELECT
-      toString(tool) AS tool_name,
-      intDiv(toUInt32(ts), 3600) * 3600 AS b,
-      count() AS n,
-      countIf(category = 'INVALID_ARGUMENT') AS inv
-    FROM calls FINAL
-    WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800) AND ts <= $__toTime
-      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-      AND $__conditionalAll(server IN (${server:singlequote}), $server)
-      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+    SELECT tool_name, b, toUInt64(sum(n_)) AS n, toUInt64(sum(inv_)) AS inv
+    FROM (
+      SELECT
+        toString(tool) AS tool_name,
+        intDiv(toUInt32(ts), 3600) * 3600 AS b,
+        toInt64(count()) AS n_,
+        toInt64(countIf(category = 'INVALID_ARGUMENT')) AS inv_
+      FROM calls
+      WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
+        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+        AND $__conditionalAll(server IN (${server:singlequote}), $server)
+        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      GROUP BY tool_name, b
+      UNION ALL
+      SELECT tool_name, intDiv(s.1, 3600) * 3600, toInt64(-1), -toInt64(s.2 = 'INVALID_ARGUMENT')
+      FROM (
+        SELECT
+          toString(tool) AS tool_name,
+          arrayPopFront(arraySort(x -> -x.3, groupArray((toUInt32(ts), CAST(category AS String), ingested_ms)))) AS stale
+        FROM calls
+        WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
+          AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+          AND $__conditionalAll(server IN (${server:singlequote}), $server)
+          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+          AND call_id GLOBAL IN (
+            SELECT call_id
+            FROM calls
+            WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
+              AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+              AND $__conditionalAll(server IN (${server:singlequote}), $server)
+              AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+            GROUP BY call_id
+            HAVING count() > 1)
+        GROUP BY tenant, server, tool, session_key, ts_ms, call_id
+      )
+      ARRAY JOIN stale AS s
+      UNION ALL
+      SELECT
+        toString(tool) AS tool_name,
+        intDiv(toUInt32(bucket), 3600) * 3600 AS b,
+        toInt64(uniqExactMerge(calls)) AS n_,
+        toInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS inv_
+      FROM calls_5m
+      WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
+        AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
+        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+        AND $__conditionalAll(server IN (${server:singlequote}), $server)
+        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      GROUP BY tool_name, b
+    )
     GROUP BY tool_name, b
+    HAVING n > 0
     ORDER BY tool_name, b
   )
   GROUP BY tool_name

@@ -11,10 +11,18 @@
 -- arguments) and misflagged (isError contradicts the category). A row needs
 -- min_chains chains (misflagged: calls). evidence_share is the recovered share
 -- of the chains, or for misflagged rows the misflagged share of the calls.
+-- The misflagged rows come from the 5-minute rollup calls_5m_classes
+-- (docs/dashboards.md), each call counted once: distinct call ids merged per
+-- 5-minute bucket (which holds every copy of a call), the buckets' counts
+-- added.
 -- The calls are grouped in an inner query and the chain arrays computed from
 -- the group in the outer one: with the grouping and the lambdas in one
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
 -- HAVING and took seconds for a few hundred sessions.
+-- A re-ingested call counts once without FINAL: the array step drops the
+-- extra copies of a call, keeping its latest ingest, and every lambda takes
+-- whole (shifted) arrays instead of indexing a captured one, as in
+-- queries/retry_outcomes.sql.
 SELECT
   kind_ AS kind,
   tool_name,
@@ -49,27 +57,36 @@ FROM (
     FROM (
       SELECT
         tool_,
-        arrayFilter((x, i) -> i = 1 OR x.3 != c0[i - 1].3 OR x.1 != c0[i - 1].1, c0, arrayEnumerate(c0)) AS c,
-        arrayMap(x -> x.1, c) AS t,
-        arrayMap(x -> x.4, c) AS f,
-        arrayMap(x -> x.5, c) AS h,
-        arrayEnumerate(c) AS ix,
-        arrayMap(i -> toUInt8(i > 1 AND f[i - 1] = 1 AND t[i] - t[i - 1] <= 60000), ix) AS r,
-        arrayMap(i -> toUInt8(f[i] = 1 AND r[i] = 0), ix) AS st,
-        arrayFilter(i -> st[i] = 1, ix) AS s_at,
-        arrayFilter(i -> (f[i] = 1 OR r[i] = 1) AND (i = length(c) OR r[i + 1] = 0), ix) AS e_at,
-        arrayCumSum(st) AS k,
-        arrayCumSum(arrayMap(i -> toUInt8(r[i] = 1 AND h[i] != h[s_at[k[i]]]), ix)) AS dc,
+        arrayMap(x -> x.1, c0) AS t0,
+        arrayMap(x -> x.3, c0) AS id0,
+        -- c: the sequence without the extra copies of a re-ingested call (same
+        -- ts_ms and call_id as the element before; the latest ingest sorts first).
+        arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+          arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
+        arrayFilter((x, k) -> k = 1, c0, keep) AS c,
+        arrayFilter((x, k) -> k = 1, t0, keep) AS t,
+        arrayMap(x -> x.5, c) AS f,
+        arrayMap(x -> x.6, c) AS h,
+        arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= 60000), t,
+          arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r,
+        arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+        arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+        arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc,
+        arrayFilter((i, s) -> s = 1, arrayEnumerate(c), st) AS s_at,
+        arrayFilter((i, e) -> e = 1, arrayEnumerate(c), en) AS e_at,
         arrayFilter(
           x -> x.7 >= toInt64(toUInt32($__fromTime)) * 1000 AND x.7 < (toInt64(toUInt32($__toTime)) + 1) * 1000,
           arrayMap(
-            (s, e) -> (c[s].6, c[s].7, c[s].8, toUInt8(multiIf(e = s, 0, f[e] = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(dc[e] > dc[s]), t[s]),
-            s_at, e_at)) AS chains_
+            (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
+            arrayFilter((x, s) -> s = 1, c, st), s_at, e_at,
+            arrayFilter((x, e) -> e = 1, f, en),
+            arrayFilter((x, s) -> s = 1, dc, st),
+            arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
       FROM (
         SELECT
           tool AS tool_,
-          arraySort(groupArray((ts_ms, request_id, call_id, is_failure, args_hash, toString(category), declared_retryable, expected_retryable))) AS c0
-        FROM calls FINAL
+          arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
+        FROM calls
         WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
           AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
           AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
@@ -93,18 +110,26 @@ FROM (
   UNION ALL
   SELECT
     'misflagged' AS kind_,
-    CAST(tool AS String) AS tool_m,
-    CAST(category AS String) AS category_m,
+    tool_m,
+    category_m,
     toUInt64(0) AS chains_n,
-    toUInt64(sum(misflagged)) AS calls_m,
+    sum(mf) AS calls_m,
     toUInt64(0) AS recovered_n,
-    toUInt64(count()) AS total_n
-  FROM calls FINAL
-  WHERE $__timeFilter(ts)
-    AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-    AND $__conditionalAll(server IN (${server:singlequote}), $server)
-    AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-  GROUP BY tool, category
-  HAVING sum(misflagged) >= ${min_chains}
+    sum(n) AS total_n
+  FROM (
+    SELECT
+      CAST(tool AS String) AS tool_m,
+      CAST(category AS String) AS category_m,
+      uniqExactMergeIf(calls, misflagged = 1) AS mf,
+      uniqExactMerge(calls) AS n
+    FROM calls_5m_classes
+    WHERE $__timeFilter(bucket)
+      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+      AND $__conditionalAll(server IN (${server:singlequote}), $server)
+      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+    GROUP BY tool_m, category_m, bucket
+  )
+  GROUP BY tool_m, category_m
+  HAVING calls_m >= ${min_chains}
 )
 ORDER BY kind, tool_name, category_name

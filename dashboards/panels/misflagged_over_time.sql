@@ -1,12 +1,14 @@
--- Misflagged calls per bucket of the panel interval, by direction: hidden
--- failures (a failure category sent with isError false or absent, so clients
--- take it for a success) and false alarms (a non-failure flagged isError).
+-- Misflagged calls per bucket of the panel interval (at least 5 minutes), by
+-- direction: hidden failures (a failure category sent with isError false or
+-- absent, so clients take it for a success) and false alarms (a non-failure
+-- flagged isError). From the rollup calls_5m_classes, each call counted once
+-- (docs/dashboards.md).
 SELECT
-  toDateTime(intDiv(toUInt32(ts), $__interval_s) * $__interval_s) AS time,
+  toDateTime(intDiv(toUInt32(bucket), $__interval_s) * $__interval_s) AS time,
   if(is_failure = 1, 'hidden_failure', 'false_alarm') AS direction,
-  count() AS misflagged_n
-FROM calls FINAL
-WHERE $__timeFilter(ts)
+  uniqExactMerge(calls) AS misflagged_n
+FROM calls_5m_classes
+WHERE $__timeFilter(bucket)
   AND misflagged = 1
   AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
   AND $__conditionalAll(server IN (${server:singlequote}), $server)

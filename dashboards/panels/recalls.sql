@@ -7,6 +7,8 @@
 -- one window past the range so that a failure near its end has its next call.
 -- As in the chain queries, the grouping is an inner query and the arrays are
 -- computed from it in the outer one, which ClickHouse 26.x runs much faster.
+-- A re-ingested call counts once without FINAL: the array step drops the
+-- extra copies of a call, keeping its latest ingest (queries/recalls.sql).
 SELECT
   fc.1 AS category_,
   count() AS failures_n,
@@ -15,16 +17,25 @@ SELECT
   sum(fc.3) / count() AS unchanged_rate
 FROM (
   SELECT
-    arrayFilter((x, i) -> i = 1 OR x.3 != c0[i - 1].3 OR x.1 != c0[i - 1].1, c0, arrayEnumerate(c0)) AS c,
-    arrayMap(x -> x.1, c) AS t,
-    arrayMap(x -> x.5, c) AS h,
-    arrayMap(i -> toUInt8(i < length(c) AND t[i + 1] - t[i] <= 60000), arrayEnumerate(c)) AS nx,
-    arrayMap(
-      i -> (c[i].6, nx[i], toUInt8(nx[i] = 1 AND h[i + 1] = h[i])),
-      arrayFilter(i -> c[i].4 = 1 AND t[i] >= toInt64(toUInt32($__fromTime)) * 1000 AND t[i] < (toInt64(toUInt32($__toTime)) + 1) * 1000, arrayEnumerate(c))) AS fails
+    arrayMap(x -> x.1, c0) AS t0,
+    arrayMap(x -> x.3, c0) AS id0,
+    -- c: the sequence without the extra copies of a re-ingested call (same
+    -- ts_ms and call_id as the element before; the latest ingest sorts first).
+    arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+      arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
+    arrayFilter((x, k) -> k = 1, c0, keep) AS c,
+    arrayFilter((x, k) -> k = 1, t0, keep) AS t,
+    arrayMap(x -> x.6, c) AS h,
+    -- nx: the next call came within 60 s (the last call has none: its shifted
+    -- successor is the largest Int64); same: it also had the same args_hash.
+    arrayMap((ti, tn) -> toUInt8(tn - ti <= 60000), t, arrayPushBack(arrayPopFront(t), toInt64(9223372036854775807))) AS nx,
+    arrayMap((n, hc, hn) -> toUInt8(n = 1 AND hc = hn), nx, h, arrayPushBack(arrayPopFront(h), toUInt64(0))) AS same,
+    arrayFilter(
+      x -> x.4 = 1 AND x.5 >= toInt64(toUInt32($__fromTime)) * 1000 AND x.5 < (toInt64(toUInt32($__toTime)) + 1) * 1000,
+      arrayMap((x, n, s) -> (x.7, n, s, x.5, x.1), c, nx, same)) AS fails
   FROM (
-    SELECT arraySort(groupArray((ts_ms, request_id, call_id, is_failure, args_hash, toString(category)))) AS c0
-    FROM calls FINAL
+    SELECT arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String)))) AS c0
+    FROM calls
     WHERE ts >= $__fromTime AND ts <= $__toTime + 60
       AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000
       AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 60000

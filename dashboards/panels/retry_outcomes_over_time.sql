@@ -6,32 +6,45 @@
 -- the group in the outer one: with the grouping and the lambdas in one
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
 -- HAVING and took seconds for a few hundred sessions.
+-- A re-ingested call counts once without FINAL: the array step drops the
+-- extra copies of a call, keeping its latest ingest, and every lambda takes
+-- whole (shifted) arrays instead of indexing a captured one, as in
+-- queries/retry_outcomes.sql.
 SELECT
   toDateTime(intDiv(intDiv(ch.7, 1000), $__interval_s) * $__interval_s) AS time,
   multiIf(ch.4 = 2, 'retry_then_success', ch.4 = 1, 'retry_then_fail', 'no_retry') AS outcome,
   count() AS chains_n
 FROM (
   SELECT
-    arrayFilter((x, i) -> i = 1 OR x.3 != c0[i - 1].3 OR x.1 != c0[i - 1].1, c0, arrayEnumerate(c0)) AS c,
-    arrayMap(x -> x.1, c) AS t,
-    arrayMap(x -> x.4, c) AS f,
-    arrayMap(x -> x.5, c) AS h,
-    arrayEnumerate(c) AS ix,
-    arrayMap(i -> toUInt8(i > 1 AND f[i - 1] = 1 AND t[i] - t[i - 1] <= 60000), ix) AS r,
-    arrayMap(i -> toUInt8(f[i] = 1 AND r[i] = 0), ix) AS st,
-    arrayFilter(i -> st[i] = 1, ix) AS s_at,
-    arrayFilter(i -> (f[i] = 1 OR r[i] = 1) AND (i = length(c) OR r[i + 1] = 0), ix) AS e_at,
-    arrayCumSum(st) AS k,
-    arrayCumSum(arrayMap(i -> toUInt8(r[i] = 1 AND h[i] != h[s_at[k[i]]]), ix)) AS dc,
+    arrayMap(x -> x.1, c0) AS t0,
+    arrayMap(x -> x.3, c0) AS id0,
+    -- c: the sequence without the extra copies of a re-ingested call (same
+    -- ts_ms and call_id as the element before; the latest ingest sorts first).
+    arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+      arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
+    arrayFilter((x, k) -> k = 1, c0, keep) AS c,
+    arrayFilter((x, k) -> k = 1, t0, keep) AS t,
+    arrayMap(x -> x.5, c) AS f,
+    arrayMap(x -> x.6, c) AS h,
+    arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= 60000), t,
+      arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r,
+    arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+    arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+    arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc,
+    arrayFilter((i, s) -> s = 1, arrayEnumerate(c), st) AS s_at,
+    arrayFilter((i, e) -> e = 1, arrayEnumerate(c), en) AS e_at,
     arrayFilter(
       x -> x.7 >= toInt64(toUInt32($__fromTime)) * 1000 AND x.7 < (toInt64(toUInt32($__toTime)) + 1) * 1000,
       arrayMap(
-        (s, e) -> (c[s].6, c[s].7, c[s].8, toUInt8(multiIf(e = s, 0, f[e] = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(dc[e] > dc[s]), t[s]),
-        s_at, e_at)) AS chains_
+        (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
+        arrayFilter((x, s) -> s = 1, c, st), s_at, e_at,
+        arrayFilter((x, e) -> e = 1, f, en),
+        arrayFilter((x, s) -> s = 1, dc, st),
+        arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
   FROM (
     SELECT
-      arraySort(groupArray((ts_ms, request_id, call_id, is_failure, args_hash, toString(category), declared_retryable, expected_retryable))) AS c0
-    FROM calls FINAL
+      arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
+    FROM calls
     WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
       AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
       AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000

@@ -1,0 +1,184 @@
+package dashboards_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/dashboards"
+)
+
+// BenchmarkPanels runs every ClickHouse panel query of the generated
+// dashboards, as Grafana sends it, on synthetic calls spread over 7 days
+// (MCPLENS_BENCH_CALLS, default 20,000: a smoke size; BENCHMARKS.md uses
+// 10,000,000), on every engine, for a 24 h window (automatic interval 1 m,
+// what Grafana picks for 24 h on a dashboard-wide panel) and a 7 d window
+// (10 m). Every filter is at All; a single-value tool variable (the
+// drilldown) is tool1. The data is generated inside each engine by
+// queries/testdata/synthetic.sql, then 1 % of it is ingested again, half of
+// it reclassified (synthetic_replays.sql), as in queries.BenchmarkScale, and
+// the background merges that follow are waited for.
+// Sub-benchmarks are named engine/calls/window/panel file; a file used on
+// several dashboards runs once. With -benchtime 1x -count 3 the median of
+// the three runs is the number BENCHMARKS.md reports:
+//
+//	MCPLENS_BENCH_CALLS=10000000 go test -run '^$' -bench BenchmarkPanels -benchtime 1x -count 3 -timeout 3h ./dashboards
+func BenchmarkPanels(b *testing.B) {
+	n := int64(20_000)
+	if v := os.Getenv("MCPLENS_BENCH_CALLS"); v != "" {
+		var err error
+		if n, err = strconv.ParseInt(v, 10, 64); err != nil {
+			b.Fatalf("MCPLENS_BENCH_CALLS: %v", err)
+		}
+	}
+	gen, err := os.ReadFile("../queries/testdata/synthetic.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	replays, err := os.ReadFile("../queries/testdata/synthetic_replays.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	span := 7 * 24 * time.Hour
+	windows := []struct {
+		name string
+		r    macroRange
+	}{
+		{"24h", macroRange{from: end.Add(-24 * time.Hour), to: end, interval: time.Minute}},
+		{"7d", macroRange{from: end.Add(-span), to: end, interval: 10 * time.Minute}},
+	}
+	targets := panelTargets(b, "tool1")
+	ctx := context.Background()
+	for _, e := range chtest.Engines(b) {
+		err := e.DB.Exec(ctx, string(gen),
+			clickhouse.Named("n", n), clickhouse.Named("sessions", (n+24)/25),
+			clickhouse.Named("end_ms", end.UnixMilli()), clickhouse.Named("span_ms", span.Milliseconds()))
+		if err != nil {
+			b.Fatalf("%s: generate %d calls: %v", e.Name, n, err)
+		}
+		if err := e.DB.Exec(ctx, string(replays)); err != nil {
+			b.Fatalf("%s: replay 1 %% of %d calls: %v", e.Name, n, err)
+		}
+		waitForMerges(b, e)
+		for _, w := range windows {
+			for _, tg := range targets {
+				r := w.r
+				r.interval = max(r.interval, tg.minInterval)
+				sql := expandPanel(b, tg.sql, tg.vars, nil, r)
+				rowType := resultType(b, e, sql)
+				b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+strconv.FormatInt(n, 10)+"/"+w.name+"/"+tg.file, func(b *testing.B) {
+					for b.Loop() {
+						// The whole result, scanned as the plugin would read it.
+						dest := reflect.New(reflect.SliceOf(rowType))
+						if err := e.DB.Select(ctx, dest.Interface(), sql); err != nil {
+							b.Fatalf("%v\n%s", err, sql)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// waitForMerges waits (at most 5 minutes) until the engine runs no merge in
+// the test database: the merges that follow generating millions of rows
+// take the cores for a minute or more and would slow the first panels.
+func waitForMerges(b *testing.B, e *chtest.Engine) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		var rows []struct {
+			N uint64 `ch:"n"`
+		}
+		if err := e.DB.Select(context.Background(), &rows, "SELECT count() AS n FROM system.merges WHERE database = currentDatabase()"); err != nil {
+			b.Fatalf("%s: merges: %v", e.Name, err)
+		}
+		if len(rows) == 1 && rows[0].N == 0 {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// resultType is the row struct query() scans a result of sql into.
+func resultType(b testing.TB, e *chtest.Engine, sql string) reflect.Type {
+	cols := describe(b, e, sql)
+	fields := make([]reflect.StructField, len(cols))
+	for i, c := range cols {
+		fields[i] = reflect.StructField{
+			Name: fmt.Sprintf("F%d", i),
+			Type: goType(b, c.Type, e.Conn != nil),
+			Tag:  reflect.StructTag(fmt.Sprintf(`ch:"%s"`, c.Name)),
+		}
+	}
+	return reflect.StructOf(fields)
+}
+
+// panelTarget is one panel query: its file, text, variables and the
+// panel's minimum interval.
+type panelTarget struct {
+	file        string
+	sql         string
+	vars        map[string]selection
+	minInterval time.Duration
+}
+
+// panelTargets returns one target per panel SQL file, in dashboard order,
+// with every filter at All (a single-value tool variable at tool).
+func panelTargets(b testing.TB, tool string) []panelTarget {
+	b.Helper()
+	files, err := filepath.Glob("panels/*.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	byText := map[string]string{}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		byText[string(text)] = strings.TrimSuffix(filepath.Base(f), ".sql")
+	}
+	seen := map[string]bool{}
+	var out []panelTarget
+	for _, d := range generatedDashboards(b) {
+		vars := selections(d)["all"]
+		for _, v := range d.Templating.List {
+			if v.Type == "query" && !v.Multi {
+				vars[v.Name] = values(tool)
+			}
+		}
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				if tg.Datasource.Type != dashboards.ClickHousePluginID {
+					continue
+				}
+				file, ok := byText[tg.RawSQL]
+				if !ok {
+					b.Fatalf("panel %q: SQL not found in panels/*.sql", p.Title)
+				}
+				if seen[file] {
+					continue
+				}
+				seen[file] = true
+				var min time.Duration
+				if p.Interval != "" {
+					if min, err = time.ParseDuration(p.Interval); err != nil {
+						b.Fatalf("panel %q: interval %q: %v", p.Title, p.Interval, err)
+					}
+				}
+				out = append(out, panelTarget{file: file, sql: tg.RawSQL, vars: vars, minInterval: min})
+			}
+		}
+	}
+	return out
+}

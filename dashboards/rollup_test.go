@@ -1,0 +1,171 @@
+package dashboards_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+	"github.com/mcplens/mcplens/traffic"
+)
+
+// exactUnderReclassification lists the panels whose answer is the latest
+// ingest's even when a call is re-ingested with another classification:
+// those that read the raw calls, and the call total of the rollup (distinct
+// call ids over every class). The other rollup panels count such a call
+// under each class it was ingested with (docs/dashboards.md).
+var exactUnderReclassification = map[string]bool{
+	"overview_calls":            true,
+	"failure_messages":          true,
+	"unknown_tools":             true,
+	"invalid_argument_top_args": true,
+	"empty_by_argument":         true,
+	"retry_outcomes":            true,
+	"retry_outcomes_over_time":  true,
+	"retry_recoveries":          true,
+	"recalls":                   true,
+}
+
+// TestPanelsMatchTheirFinalForms checks that the panels which no longer
+// read calls FINAL (the rate and count panels read the 5-minute rollups; the
+// others drop replaced copies themselves) answer as their FINAL forms do.
+// testdata/final/<panel>.sql is each such panel's SQL as it was with FINAL:
+// every call once, as its latest ingest, the definition. Generated traffic
+// is ingested once, then a quarter of it again unchanged (a client
+// resending): every panel must equal its FINAL form. Then a fifth is
+// ingested a third time with another classification (a rules change): the
+// panels of exactUnderReclassification must still equal it. The range is
+// on the 5-minute grid and holds all the traffic, so the rollups' whole
+// buckets and the raw time filter select the same calls (INVALID_ARGUMENT
+// spikes start later, so that their baseline before the range has calls).
+func TestPanelsMatchTheirFinalForms(t *testing.T) {
+	calls := generatedCalls(t)
+	var replay, reclassified []pipeline.Call
+	busiest := map[string]int{}
+	for i, c := range calls {
+		busiest[c.Tool]++
+		if i%4 == 0 {
+			c.IngestedMs++
+			replay = append(replay, c)
+		}
+		if i%5 == 0 {
+			if c.IsFailure == 1 {
+				c.Category, c.IsFailure = string(classify.OK), 0
+			} else {
+				c.Category, c.IsFailure = string(classify.InvalidArgument), 1
+			}
+			c.Misflagged = 1 - c.Misflagged
+			c.ExpectedRetryable = classify.Category(c.Category).ExpectedRetryable()
+			c.IngestedMs += 2
+			reclassified = append(reclassified, c)
+		}
+	}
+	tool := ""
+	for name, n := range busiest {
+		if n > busiest[tool] || n == busiest[tool] && name < tool {
+			tool = name
+		}
+	}
+	var targets []panelTarget
+	for _, tg := range panelTargets(t, tool) {
+		if _, err := os.Stat(filepath.Join("testdata", "final", tg.file+".sql")); err == nil {
+			targets = append(targets, tg)
+		}
+	}
+	if len(targets) < 20 {
+		t.Fatalf("only %d panels have a FINAL form in testdata/final", len(targets))
+	}
+	r := macroRange{from: traffic.DefaultStart.Add(-time.Hour), to: traffic.DefaultStart.Add(23 * time.Hour), interval: 5 * time.Minute}
+	compare := func(t *testing.T, e *chtest.Engine, onlyExact bool) {
+		for _, tg := range targets {
+			if onlyExact && !exactUnderReclassification[tg.file] {
+				continue
+			}
+			final, err := os.ReadFile(filepath.Join("testdata", "final", tg.file+".sql"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr := r
+			pr.interval = max(pr.interval, tg.minInterval)
+			if tg.file == "invalid_argument_spikes" {
+				// A range that starts after the first hours of traffic, so
+				// that the baseline before it comes from the rollup.
+				pr.from = traffic.DefaultStart.Add(2 * time.Hour)
+			}
+			_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, pr))
+			_, want := query(t, e, expandPanel(t, string(final), tg.vars, nil, pr))
+			if len(want) == 0 {
+				t.Errorf("%s: no rows; the comparison would prove nothing", tg.file)
+			}
+			if g, w := canonical(got), canonical(want); g != w {
+				t.Errorf("%s differs from its FINAL form:\n got %s\nwant %s", tg.file, g, w)
+			}
+		}
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			e.Insert(t, replay)
+			compare(t, e, false)
+			e.Insert(t, reclassified)
+			compare(t, e, true)
+			if err := e.DB.Exec(context.Background(), "OPTIMIZE TABLE calls FINAL"); err != nil {
+				t.Fatal(err)
+			}
+			compare(t, e, true)
+		})
+	}
+}
+
+// generatedCalls decodes and classifies generated traffic, as ingest does.
+func generatedCalls(t testing.TB) []pipeline.Call {
+	t.Helper()
+	p := &pipeline.Processor{Classifier: classify.Default()}
+	var out []pipeline.Call
+	err := traffic.Generate(traffic.Config{Seed: 11, Sessions: 300}, func(line []byte) error {
+		c, err := p.Line(line)
+		if err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// canonical prints rows sorted, floats rounded to 12 significant digits,
+// so that two results compare equal when they hold the same rows.
+func canonical(rows [][]any) string {
+	lines := make([]string, len(rows))
+	for i, row := range rows {
+		cells := make([]string, len(row))
+		for j, v := range row {
+			switch x := v.(type) {
+			case float64:
+				if math.IsNaN(x) {
+					cells[j] = "NaN"
+				} else {
+					cells[j] = fmt.Sprintf("%.12g", x)
+				}
+			case time.Time:
+				cells[j] = x.UTC().Format(time.RFC3339)
+			default:
+				cells[j] = fmt.Sprint(x)
+			}
+		}
+		lines[i] = strings.Join(cells, "|")
+	}
+	sort.Strings(lines)
+	return fmt.Sprintf("%d rows:\n  %s", len(lines), strings.Join(lines, "\n  "))
+}
