@@ -231,7 +231,7 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 		{fmt.Sprintf("sustained: %.0f calls/s paced, %d posters", rate, b.cfg.posters), b.cfg.posters, rate, ""},
 		{fmt.Sprintf("overload: %d posters, unpaced", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, ""},
 		{fmt.Sprintf("overload: %d posters, unpaced, -batch-size=20000 -queue-capacity=40000", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, "-batch-size=20000 -queue-capacity=40000"},
-		{fmt.Sprintf("overload: %d posters, unpaced, GOMEMLIMIT=320MiB", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, "GOMEMLIMIT=320MiB"},
+		{fmt.Sprintf("overload: %d posters, unpaced, -memory-limit=off", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, "-memory-limit=off"},
 	} {
 		res, err := b.ingest(ctx, b.data.payloads[0], m.posters, m.rate, m.flag)
 		if err != nil {

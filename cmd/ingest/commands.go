@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -35,6 +36,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	if limit, set, err := cfg.ops.heapLimit(getenv); err != nil {
+		return err
+	} else if set {
+		debug.SetMemoryLimit(limit)
+	}
 	listen := cfg.listen
 	proc, err := cfg.processor()
 	if err != nil {
@@ -123,7 +129,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	log.Info("ingest listening", "addr", listen, "grpc_addr", cfg.grpcListen, "clickhouse", cfg.ch.String(),
 		"batch_size", cfg.batch.BatchSize, "queue_capacity", cfg.batch.QueueCapacity, "rules", cfg.rulesFile,
 		"taxonomy", proc.Classifier.Version(), "spool_dir", cfg.ops.spool.Dir, "spool_fsync", cfg.ops.spool.Fsync,
-		"spool_pending_bytes", spool.Bytes(), "max_concurrent_requests", cfg.ops.maxConcurrent,
+		"spool_pending_bytes", spool.Bytes(), "max_concurrent_requests", cfg.ops.maxConcurrent, "memory_limit_bytes", debug.SetMemoryLimit(-1),
 		"validate_schemas", proc.Tools != nil)
 
 	var serveErr error

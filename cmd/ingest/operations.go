@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcplens/mcplens/auth"
@@ -26,7 +29,14 @@ type opsConfig struct {
 	insecureOpen   bool
 	retention      retention.Config
 	retentionEvery time.Duration
+	memoryLimit    string // -memory-limit as given; "" = GOMEMLIMIT, else defaultMemoryLimit
 }
+
+// defaultMemoryLimit is the Go heap's soft limit when neither -memory-limit
+// nor GOMEMLIMIT says otherwise. Below it the collector runs as GOGC says;
+// near it, it collects more often, which keeps the resident memory of a
+// busy ingest near the live data (BENCHMARKS.md: Ingest memory).
+const defaultMemoryLimit = 256 << 20
 
 func (o *opsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&o.spool.Dir, "spool-dir", envOr(getenv, "MCPLENS_SPOOL_DIR", "spool"), "directory of the on-disk spool (write-ahead log) of accepted calls; it survives restarts and must not be shared between processes (env MCPLENS_SPOOL_DIR)")
@@ -39,7 +49,52 @@ func (o *opsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&o.insecureOpen, "insecure-open", false, "allow open mode (no tokens) on a non-loopback -listen or -grpc-listen")
 	fs.DurationVar(&o.retention.Raw, "retention", 30*24*time.Hour, "keep raw calls and dead letters this long (whole days); 0 keeps them for ever")
 	fs.DurationVar(&o.retention.Rollup, "rollup-retention", 400*24*time.Hour, "keep the calls_5m and calls_5m_classes rollups this long (whole days, at least -retention); 0 keeps it for ever")
+	fs.StringVar(&o.memoryLimit, "memory-limit", getenv("MCPLENS_MEMORY_LIMIT"), "soft limit of the Go heap, e.g. 256MiB or 1GiB; off disables it; empty uses GOMEMLIMIT when set, else 256MiB. Set it below the container's memory limit (env MCPLENS_MEMORY_LIMIT)")
 	fs.DurationVar(&o.retentionEvery, "retention-every", time.Hour, "how often serve enforces -retention and -rollup-retention; 0 disables the job (use `ingest retention` from cron instead)")
+}
+
+// heapLimit returns the soft memory limit to set, and false when the
+// runtime's own (GOMEMLIMIT, or none) stays.
+func (o *opsConfig) heapLimit(getenv func(string) string) (int64, bool, error) {
+	v := o.memoryLimit
+	if v == "" {
+		if getenv("GOMEMLIMIT") != "" {
+			return 0, false, nil
+		}
+		return defaultMemoryLimit, true, nil
+	}
+	if v == "off" {
+		return math.MaxInt64, true, nil
+	}
+	n, err := parseBytes(v)
+	if err != nil || n <= 0 {
+		return 0, false, fmt.Errorf("-memory-limit %q: want a size such as 256MiB or 1GiB, or off", v)
+	}
+	return n, true, nil
+}
+
+// parseBytes reads a byte count with an optional binary unit suffix: B,
+// KiB, MiB, GiB, TiB (GOMEMLIMIT's syntax).
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = num, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%d × %d overflows", n, mult)
+	}
+	return n * mult, nil
 }
 
 // errRetentionCluster: the retention job knows single servers only; in

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,37 @@ func TestServeRefusesUnsafeSettings(t *testing.T) {
 		out, err := runCmd(t, append([]string{"serve", "-spool-dir", t.TempDir()}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("serve %v: %v (%q), want an error containing %q", tc.args, err, out, tc.want)
+		}
+	}
+}
+
+func TestHeapLimit(t *testing.T) {
+	for _, tc := range []struct {
+		flag, env string
+		want      int64
+		set       bool
+		err       bool
+	}{
+		{"", "", defaultMemoryLimit, true, false},
+		{"", "1GiB", 0, false, false}, // GOMEMLIMIT stays in charge
+		{"512MiB", "1GiB", 512 << 20, true, false},
+		{"1GiB", "", 1 << 30, true, false},
+		{"300000000", "", 300000000, true, false},
+		{"64KiB", "", 64 << 10, true, false},
+		{"off", "", math.MaxInt64, true, false},
+		{"lots", "", 0, false, true},
+		{"-5MiB", "", 0, false, true},
+		{"9999999TiB", "", 0, false, true},
+	} {
+		o := &opsConfig{memoryLimit: tc.flag}
+		got, set, err := o.heapLimit(func(k string) string {
+			if k == "GOMEMLIMIT" {
+				return tc.env
+			}
+			return ""
+		})
+		if (err != nil) != tc.err || got != tc.want || set != tc.set {
+			t.Errorf("-memory-limit %q, GOMEMLIMIT %q: %d, %v, %v; want %d, %v, error %v", tc.flag, tc.env, got, set, err, tc.want, tc.set, tc.err)
 		}
 	}
 }
