@@ -83,20 +83,23 @@ func TestServeRefusesUnsafeSettings(t *testing.T) {
 func TestHeapLimit(t *testing.T) {
 	for _, tc := range []struct {
 		flag, env string
+		queue     int
 		want      int64
 		set       bool
 		err       bool
 	}{
-		{"", "", defaultMemoryLimit, true, false},
-		{"", "1GiB", 0, false, false}, // GOMEMLIMIT stays in charge
-		{"512MiB", "1GiB", 512 << 20, true, false},
-		{"1GiB", "", 1 << 30, true, false},
-		{"300000000", "", 300000000, true, false},
-		{"64KiB", "", 64 << 10, true, false},
-		{"off", "", math.MaxInt64, true, false},
-		{"lots", "", 0, false, true},
-		{"-5MiB", "", 0, false, true},
-		{"9999999TiB", "", 0, false, true},
+		{"", "", 100000, 256 << 20, true, false},
+		{"", "", 5000, 256 << 20, true, false},
+		{"", "", 200000, 512 << 20, true, false},
+		{"", "1GiB", 100000, 0, false, false}, // GOMEMLIMIT stays in charge
+		{"512MiB", "1GiB", 100000, 512 << 20, true, false},
+		{"1GiB", "", 100000, 1 << 30, true, false},
+		{"300000000", "", 100000, 300000000, true, false},
+		{"64KiB", "", 100000, 64 << 10, true, false},
+		{"off", "", 100000, math.MaxInt64, true, false},
+		{"lots", "", 100000, 0, false, true},
+		{"-5MiB", "", 100000, 0, false, true},
+		{"9999999TiB", "", 100000, 0, false, true},
 	} {
 		o := &opsConfig{memoryLimit: tc.flag}
 		got, set, err := o.heapLimit(func(k string) string {
@@ -104,7 +107,7 @@ func TestHeapLimit(t *testing.T) {
 				return tc.env
 			}
 			return ""
-		})
+		}, tc.queue)
 		if (err != nil) != tc.err || got != tc.want || set != tc.set {
 			t.Errorf("-memory-limit %q, GOMEMLIMIT %q: %d, %v, %v; want %d, %v, error %v", tc.flag, tc.env, got, set, err, tc.want, tc.set, tc.err)
 		}
