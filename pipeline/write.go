@@ -79,8 +79,10 @@ func (w *Writer) WriteCalls(ctx context.Context, calls []Call) error {
 		}
 	}()
 	flushed := 0
+	row := make([]any, 0, 41)
 	for i := range calls {
-		if err := batch.Append(calls[i].Values()...); err != nil {
+		row = calls[i].AppendValues(row[:0])
+		if err := batch.Append(row...); err != nil {
 			return &RowError{Index: i, Err: err}
 		}
 		if n := i + 1; n-flushed == w.blockRows && n < len(calls) {
