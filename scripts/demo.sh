@@ -87,7 +87,7 @@ rm -f "$state"/chunk.*
 split -l 5000 "$state/sample.ndjson" "$state/chunk."
 for f in "$state"/chunk.*; do
   gzip -c "$f" | curl -fsS -X POST -H 'Content-Type: application/x-ndjson' -H 'Content-Encoding: gzip' \
-    --data-binary @- "http://$ingest_addr/v1/calls" | sed 's/"errors":\[\]//' | sed "s|^|demo: POST /v1/calls $(basename "$f"): |"
+    --data-binary @- "http://$ingest_addr/v1/calls" | sed -E 's/,?"errors":\[\]//' | sed "s|^|demo: POST /v1/calls $(basename "$f"): |"
   rm -f "$f"
 done
 echo "demo: posted $lines capture lines; waiting for the first flush"
