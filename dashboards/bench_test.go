@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/dashboards"
 )
@@ -23,31 +21,16 @@ import (
 // 10,000,000), on every engine, for a 24 h window (automatic interval 1 m,
 // what Grafana picks for 24 h on a dashboard-wide panel) and a 7 d window
 // (10 m). Every filter is at All; a single-value tool variable (the
-// drilldown) is tool1. The data is generated inside each engine by
-// queries/testdata/synthetic.sql, then 1 % of it is ingested again, half of
-// it reclassified (synthetic_replays.sql), as in queries.BenchmarkScale, and
-// the background merges that follow are waited for.
+// drilldown) is tool1. The data is chtest.Synthetic's, as in
+// queries.BenchmarkScale: 1 % of it ingested again, half of that
+// reclassified, and the background merges that follow waited for.
 // Sub-benchmarks are named engine/calls/window/panel file; a file used on
 // several dashboards runs once. With -benchtime 1x -count 3 the median of
 // the three runs is the number BENCHMARKS.md reports:
 //
 //	MCPLENS_BENCH_CALLS=10000000 go test -run '^$' -bench BenchmarkPanels -benchtime 1x -count 3 -timeout 3h ./dashboards
 func BenchmarkPanels(b *testing.B) {
-	n := int64(20_000)
-	if v := os.Getenv("MCPLENS_BENCH_CALLS"); v != "" {
-		var err error
-		if n, err = strconv.ParseInt(v, 10, 64); err != nil {
-			b.Fatalf("MCPLENS_BENCH_CALLS: %v", err)
-		}
-	}
-	gen, err := os.ReadFile("../queries/testdata/synthetic.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
-	replays, err := os.ReadFile("../queries/testdata/synthetic_replays.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	n := chtest.BenchCalls(b, 20_000)
 	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	span := 7 * 24 * time.Hour
 	windows := []struct {
@@ -60,16 +43,9 @@ func BenchmarkPanels(b *testing.B) {
 	targets := panelTargets(b, "tool1")
 	ctx := context.Background()
 	for _, e := range chtest.Engines(b) {
-		err := e.DB.Exec(ctx, string(gen),
-			clickhouse.Named("n", n), clickhouse.Named("sessions", (n+24)/25),
-			clickhouse.Named("end_ms", end.UnixMilli()), clickhouse.Named("span_ms", span.Milliseconds()))
-		if err != nil {
-			b.Fatalf("%s: generate %d calls: %v", e.Name, n, err)
+		if err := chtest.Synthetic(ctx, e, n, end, span); err != nil {
+			b.Fatal(err)
 		}
-		if err := e.DB.Exec(ctx, string(replays)); err != nil {
-			b.Fatalf("%s: replay 1 %% of %d calls: %v", e.Name, n, err)
-		}
-		waitForMerges(b, e)
 		for _, w := range windows {
 			for _, tg := range targets {
 				r := w.r
@@ -87,25 +63,6 @@ func BenchmarkPanels(b *testing.B) {
 				})
 			}
 		}
-	}
-}
-
-// waitForMerges waits (at most 5 minutes) until the engine runs no merge in
-// the test database: the merges that follow generating millions of rows
-// take the cores for a minute or more and would slow the first panels.
-func waitForMerges(b *testing.B, e *chtest.Engine) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
-		var rows []struct {
-			N uint64 `ch:"n"`
-		}
-		if err := e.DB.Select(context.Background(), &rows, "SELECT count() AS n FROM system.merges WHERE database = currentDatabase()"); err != nil {
-			b.Fatalf("%s: merges: %v", e.Name, err)
-		}
-		if len(rows) == 1 && rows[0].N == 0 {
-			return
-		}
-		time.Sleep(time.Second)
 	}
 }
 

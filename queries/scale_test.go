@@ -2,13 +2,10 @@ package queries_test
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/queries"
@@ -16,27 +13,12 @@ import (
 
 // BenchmarkScale measures every endpoint's query on synthetic calls spread
 // over 7 days (MCPLENS_BENCH_CALLS, default 1,000,000), for a 24 h and a 7 d
-// window, on every engine. The data is generated inside each engine by
-// testdata/synthetic.sql, then 1 % of it is ingested again, half of that
-// reclassified (testdata/synthetic_replays.sql), so that every query pays
-// for counting a re-ingested call once. See BENCHMARKS.md for the method
-// and numbers.
+// window, on every engine, on the data chtest.Synthetic generates inside
+// each engine (1 % of it ingested again, half of that reclassified, so that
+// every query pays for counting a re-ingested call once). See BENCHMARKS.md
+// for the method and numbers.
 func BenchmarkScale(b *testing.B) {
-	n := int64(1_000_000)
-	if v := os.Getenv("MCPLENS_BENCH_CALLS"); v != "" {
-		var err error
-		if n, err = strconv.ParseInt(v, 10, 64); err != nil {
-			b.Fatalf("MCPLENS_BENCH_CALLS: %v", err)
-		}
-	}
-	gen, err := os.ReadFile("testdata/synthetic.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
-	replays, err := os.ReadFile("testdata/synthetic_replays.sql")
-	if err != nil {
-		b.Fatal(err)
-	}
+	n := chtest.BenchCalls(b, 1_000_000)
 	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	span := 7 * 24 * time.Hour
 	ctx := context.Background()
@@ -91,16 +73,10 @@ func BenchmarkScale(b *testing.B) {
 	}
 	for _, e := range chtest.Engines(b) {
 		start := time.Now()
-		err := e.DB.Exec(ctx, string(gen),
-			clickhouse.Named("n", n), clickhouse.Named("sessions", (n+24)/25),
-			clickhouse.Named("end_ms", end.UnixMilli()), clickhouse.Named("span_ms", span.Milliseconds()))
-		if err != nil {
-			b.Fatalf("%s: generate %d calls: %v", e.Name, n, err)
+		if err := chtest.Synthetic(ctx, e, n, end, span); err != nil {
+			b.Fatal(err)
 		}
-		if err := e.DB.Exec(ctx, string(replays)); err != nil {
-			b.Fatalf("%s: replay 1 %% of %d calls: %v", e.Name, n, err)
-		}
-		b.Logf("%s: generated %d calls in %s", e.Name, n, time.Since(start).Round(time.Millisecond))
+		b.Logf("%s: generated %d calls in %s (background merges included)", e.Name, n, time.Since(start).Round(time.Millisecond))
 		for _, w := range windows {
 			for _, ep := range endpoints {
 				b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+strconv.FormatInt(n, 10)+"/"+w.name+"/"+ep.name, func(b *testing.B) {

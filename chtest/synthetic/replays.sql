@@ -1,4 +1,4 @@
--- Replays for the scale benchmarks, run after synthetic.sql: 1 % of the
+-- Replays for the scale benchmarks, run after calls.sql: 1 % of the
 -- calls ingested a second time, later (ingested_ms 2), as a client resending
 -- after a timeout or a re-ingest under new rules would; half of them
 -- unchanged, half reclassified (a failure becomes OK, anything else

@@ -1,0 +1,66 @@
+package chtest
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+//go:embed synthetic/calls.sql
+var syntheticCallsSQL string
+
+//go:embed synthetic/replays.sql
+var syntheticReplaysSQL string
+
+// BenchCalls returns the number of synthetic calls a scale benchmark
+// generates: MCPLENS_BENCH_CALLS, else def.
+func BenchCalls(tb testing.TB, def int64) int64 {
+	v := os.Getenv("MCPLENS_BENCH_CALLS")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		tb.Fatalf("MCPLENS_BENCH_CALLS=%q: want a positive number of calls", v)
+	}
+	return n
+}
+
+// Synthetic fills e's calls table with n synthetic calls spread over span
+// and ending at end, generated inside the engine (synthetic/calls.sql:
+// sessions of 25 calls 4 s apart, 20 tenants, 7 servers, 12 tools, 15 %
+// failures); then ingests 1 % of them again, half of that reclassified
+// (synthetic/replays.sql), so that queries pay for counting a re-ingested
+// call once; then waits, at most 5 minutes, until the engine runs no merge
+// in the database, so that the merges of millions of fresh rows do not
+// slow the first queries timed. The scale benchmarks of queries/ and
+// dashboards/ share it.
+func Synthetic(ctx context.Context, e *Engine, n int64, end time.Time, span time.Duration) error {
+	err := e.DB.Exec(ctx, syntheticCallsSQL,
+		clickhouse.Named("n", n), clickhouse.Named("sessions", (n+24)/25),
+		clickhouse.Named("end_ms", end.UnixMilli()), clickhouse.Named("span_ms", span.Milliseconds()))
+	if err != nil {
+		return fmt.Errorf("%s: generate %d calls: %w", e.Name, n, err)
+	}
+	if err := e.DB.Exec(ctx, syntheticReplaysSQL); err != nil {
+		return fmt.Errorf("%s: replay 1 %% of %d calls: %w", e.Name, n, err)
+	}
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		var rows []struct {
+			N uint64 `ch:"n"`
+		}
+		if err := e.DB.Select(ctx, &rows, "SELECT count() AS n FROM system.merges WHERE database = currentDatabase()"); err != nil {
+			return fmt.Errorf("%s: merges: %w", e.Name, err)
+		}
+		if len(rows) == 1 && rows[0].N == 0 {
+			return nil
+		}
+	}
+	return nil
+}
