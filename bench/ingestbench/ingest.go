@@ -35,10 +35,10 @@ type ingest struct {
 }
 
 // startIngestProcess starts bin serve against db on ch with cmd/ingest's
-// defaults, gRPC off, plus flags, in dir (so that its spool, -spool-dir
+// defaults, gRPC off, plus flags and the environment entries env, in dir (so that its spool, -spool-dir
 // "spool" by default, is new), and waits until /healthz answers. Its log
 // goes to dir/ingest.log.
-func startIngestProcess(ctx context.Context, bin, chAddr, db, dir string, flags []string) (*ingest, error) {
+func startIngestProcess(ctx context.Context, bin, chAddr, db, dir string, flags, env []string) (*ingest, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -55,17 +55,7 @@ func startIngestProcess(ctx context.Context, bin, chAddr, db, dir string, flags 
 		"-clickhouse-addr", chAddr, "-clickhouse-database", db}, flags...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = cleanEnv()
-	var args2 []string
-	for _, f := range args {
-		// GOGC=…, GOMEMLIMIT=…: environment of the ingest process.
-		if k, _, ok := strings.Cut(f, "="); ok && k != "" && strings.ToUpper(k) == k && !strings.HasPrefix(k, "-") {
-			cmd.Env = append(cmd.Env, f)
-			continue
-		}
-		args2 = append(args2, f)
-	}
-	cmd.Args = append([]string{bin}, args2...)
+	cmd.Env = append(cleanEnv(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,24 @@ func TestIngestBenchProfiles(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "in-process ingest ndjson: 1000 calls") {
 		t.Errorf("output: %s", out.String())
+	}
+}
+
+func TestParseVariant(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want variant
+		err  bool
+	}{
+		{"-spool-fsync=never", variant{flags: []string{"-spool-fsync=never"}, label: "-spool-fsync=never"}, false},
+		{"posters=16 -batch-size=10000 GOGC=200 bin=/tmp/x/ingest-old", variant{posters: 16, bin: "/tmp/x/ingest-old",
+			flags: []string{"-batch-size=10000"}, env: []string{"GOGC=200"}, label: "posters=16 -batch-size=10000 GOGC=200 ingest-old"}, false},
+		{"posters=0", variant{}, true},
+		{"posters=many", variant{}, true},
+	} {
+		got, err := parseVariant(tc.in)
+		if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseVariant(%q) = %+v, %v; want %+v, error %v", tc.in, got, err, tc.want, tc.err)
+		}
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -65,8 +66,8 @@ type config struct {
 	cpuProfile      string
 	memProfile      string
 	keep            bool
-	only            []string // scenario name substrings to run; empty runs all
-	variants        []string // extra NDJSON runs, each a space-separated flag set
+	only            []string  // scenario name substrings to run; empty runs all
+	variants        []variant // extra NDJSON runs
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -100,7 +101,11 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	}
 	for _, v := range strings.Split(*variants, ";") {
 		if v = strings.TrimSpace(v); v != "" {
-			c.variants = append(c.variants, v)
+			pv, err := parseVariant(v)
+			if err != nil {
+				return nil, err
+			}
+			c.variants = append(c.variants, pv)
 		}
 	}
 	if c.calls < 1 || c.perBody < 1 || c.posters < 1 || c.runs < 1 || c.overloadPosters < 1 {
@@ -189,10 +194,10 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 		{nameJSON, b.clientJSON}, {nameNative, b.clientNative}, {nameNativeNoView, b.clientNativeNoRollup},
 	}
 	for _, p := range b.data.payloads {
-		scenarios = append(scenarios, scenario{scenarioName(p), b.ingestRun(p, "")})
+		scenarios = append(scenarios, scenario{scenarioName(p), b.ingestRun(p, variant{})})
 	}
 	for _, v := range b.cfg.variants {
-		scenarios = append(scenarios, scenario{scenarioName(nd) + ", " + v, b.ingestRun(nd, v)})
+		scenarios = append(scenarios, scenario{scenarioName(nd) + ", " + v.label, b.ingestRun(nd, v)})
 	}
 	for r := 1; r <= b.cfg.runs; r++ {
 		for _, s := range scenarios {
@@ -223,17 +228,17 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 		}
 	}
 	for _, m := range []struct {
-		name    string
-		posters int
-		rate    float64
-		flag    string
+		name string
+		v    variant
 	}{
-		{fmt.Sprintf("sustained: %.0f calls/s paced, %d posters", rate, b.cfg.posters), b.cfg.posters, rate, ""},
-		{fmt.Sprintf("overload: %d posters, unpaced", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, ""},
-		{fmt.Sprintf("overload: %d posters, unpaced, -batch-size=20000 -queue-capacity=40000", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, "-batch-size=20000 -queue-capacity=40000"},
-		{fmt.Sprintf("overload: %d posters, unpaced, -memory-limit=off", b.cfg.overloadPosters), b.cfg.overloadPosters, 0, "-memory-limit=off"},
+		{fmt.Sprintf("sustained: %.0f calls/s paced, %d posters", rate, b.cfg.posters), variant{rate: rate}},
+		{fmt.Sprintf("overload: %d posters, unpaced", b.cfg.overloadPosters), variant{posters: b.cfg.overloadPosters}},
+		{fmt.Sprintf("overload: %d posters, unpaced, -batch-size=20000 -queue-capacity=40000", b.cfg.overloadPosters),
+			variant{posters: b.cfg.overloadPosters, flags: []string{"-batch-size=20000", "-queue-capacity=40000"}}},
+		{fmt.Sprintf("overload: %d posters, unpaced, -memory-limit=off", b.cfg.overloadPosters),
+			variant{posters: b.cfg.overloadPosters, flags: []string{"-memory-limit=off"}}},
 	} {
-		res, err := b.ingest(ctx, b.data.payloads[0], m.posters, m.rate, m.flag)
+		res, err := b.ingest(ctx, b.data.payloads[0], m.v)
 		if err != nil {
 			return nil, err
 		}
@@ -353,64 +358,75 @@ func (b *bench) checkRows(ctx context.Context, db, table string) error {
 	return nil
 }
 
-// ingestRun is the throughput scenario of one payload, with one ingest
-// flag ("" for none) on top of the defaults.
-func (b *bench) ingestRun(p *payload, flag string) func(context.Context) (result, error) {
+// variant is how one ingest run differs from the defaults: posters (0:
+// -posters), a pace in calls/s (0: unpaced), another ingest binary ("":
+// the one built from the tree), ingest flags and environment entries;
+// label names it in the report.
+type variant struct {
+	posters int
+	rate    float64
+	bin     string
+	flags   []string
+	env     []string
+	label   string
+}
+
+// parseVariant reads one -variants entry: space-separated ingest flags,
+// with posters=N, bin=PATH and NAME=value (environment) entries.
+func parseVariant(s string) (variant, error) {
+	var v variant
+	var label []string
+	for _, f := range strings.Fields(s) {
+		switch k, val, _ := strings.Cut(f, "="); {
+		case k == "posters":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return variant{}, fmt.Errorf("-variants %q: posters=N needs a positive N", s)
+			}
+			v.posters = n
+		case k == "bin":
+			v.bin = val
+			f = filepath.Base(val)
+		case !strings.HasPrefix(f, "-") && strings.Contains(f, "=") && strings.ToUpper(k) == k:
+			v.env = append(v.env, f)
+		default:
+			v.flags = append(v.flags, f)
+		}
+		label = append(label, f)
+	}
+	v.label = strings.Join(label, " ")
+	return v, nil
+}
+
+// ingestRun is the throughput scenario of one payload with variant v.
+func (b *bench) ingestRun(p *payload, v variant) func(context.Context) (result, error) {
 	return func(ctx context.Context) (result, error) {
-		posters := b.cfg.posters
-		var flags []string
-		for _, f := range strings.Fields(flag) {
-			if _, ok := strings.CutPrefix(f, "bin="); ok {
-				flags = append(flags, f) // the ingest binary: b.ingest reads it
-				continue
-			}
-			if n, ok := strings.CutPrefix(f, "posters="); ok {
-				if _, err := fmt.Sscan(n, &posters); err != nil || posters < 1 {
-					return result{}, fmt.Errorf("variant %q: posters=N needs a positive N", flag)
-				}
-				continue
-			}
-			flags = append(flags, f)
-		}
-		res, err := b.ingest(ctx, p, posters, 0, strings.Join(flags, " "))
-		res.scenario = scenarioName(p)
-		if flag != "" {
-			label := strings.Fields(flag)
-			for i, f := range label {
-				if v, ok := strings.CutPrefix(f, "bin="); ok {
-					label[i] = filepath.Base(v)
-				}
-			}
-			res.scenario += ", " + strings.Join(label, " ")
-		}
-		return res, err
+		return b.ingest(ctx, p, v)
 	}
 }
 
-// ingest starts a fresh ingest process, with flag ("" for none), on a
-// fresh database and in a fresh directory, posts p, and times it from the
-// first request until count() FROM calls holds every accepted call.
-func (b *bench) ingest(ctx context.Context, p *payload, posters int, rate float64, flag string) (result, error) {
+// ingest starts a fresh ingest process as v says, on a fresh database and
+// in a fresh directory, posts p, and times it from the first request until
+// count() FROM calls holds every accepted call.
+func (b *bench) ingest(ctx context.Context, p *payload, v variant) (result, error) {
 	db, err := b.ch.newDatabase(ctx, "ingest")
 	if err != nil {
 		return result{}, err
 	}
 	defer b.ch.dropDatabase(ctx, db)
-	var flags []string
 	name := scenarioName(p)
-	if flag != "" {
-		flags = strings.Fields(flag)
-		name += ", " + flag
+	if v.label != "" {
+		name += ", " + v.label
+	}
+	bin, posters := v.bin, v.posters
+	if bin == "" {
+		bin = b.bin
+	}
+	if posters == 0 {
+		posters = b.cfg.posters
 	}
 	dir := filepath.Join(b.dir, db)
-	bin := b.bin
-	for i, f := range flags {
-		if v, ok := strings.CutPrefix(f, "bin="); ok {
-			bin, flags = v, append(flags[:i:i], flags[i+1:]...)
-			break
-		}
-	}
-	in, err := startIngestProcess(ctx, bin, b.ch.addr, db, dir, flags)
+	in, err := startIngestProcess(ctx, bin, b.ch.addr, db, dir, v.flags, v.env)
 	if err != nil {
 		return result{}, err
 	}
@@ -418,7 +434,7 @@ func (b *bench) ingest(ctx context.Context, p *payload, posters int, rate float6
 		defer os.RemoveAll(dir) // the spool and the log
 	}
 	res := result{scenario: name, wire: p.wireBytes, raw: p.rawBytes}
-	err = b.drive(ctx, in, db, p, posters, rate, &res)
+	err = b.drive(ctx, in, db, p, posters, v.rate, &res)
 	if err == nil {
 		res.metrics, err = scrapeMetrics(in.addr)
 	}
