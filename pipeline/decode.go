@@ -598,11 +598,7 @@ func (d *capDecoder) params() error {
 // traceparent. Values of unexpected types are ignored.
 func (d *capDecoder) requestMeta() error {
 	s := &d.s
-	s.ws()
-	if s.peek() != '{' {
-		return s.skip()
-	}
-	if err := s.enter(); err != nil {
+	if ok, err := d.enterIfObject(); !ok || err != nil {
 		return err
 	}
 	for i := 0; ; i++ {
@@ -638,11 +634,7 @@ func (d *capDecoder) requestMeta() error {
 
 func (d *capDecoder) clientInfo() error {
 	s := &d.s
-	s.ws()
-	if s.peek() != '{' {
-		return s.skip()
-	}
-	if err := s.enter(); err != nil {
+	if ok, err := d.enterIfObject(); !ok || err != nil {
 		return err
 	}
 	for i := 0; ; i++ {
@@ -901,6 +893,18 @@ func (d *capDecoder) contentBlock() error {
 		d.texts = append(d.texts, span{a, len(d.iarena), true})
 	}
 	return nil
+}
+
+// enterIfObject enters the value if it is an object and reports true; any
+// other value is skipped without complaint (fields whose odd types are
+// ignored).
+func (d *capDecoder) enterIfObject() (bool, error) {
+	s := &d.s
+	s.ws()
+	if s.peek() != '{' {
+		return false, s.skip()
+	}
+	return true, s.enter()
 }
 
 // openObject reads a field's value that must be an object or null. It
