@@ -303,20 +303,8 @@ func (b *Batcher) Run(ctx context.Context) error {
 	for {
 		// Start a batch in each free slot while one is ready. Only this
 		// goroutine fills slots, so a free slot stays free until used.
-		for len(slots) < cap(slots) && ctx.Err() == nil {
-			j := b.next(force)
-			if j == nil {
-				break
-			}
+		for len(slots) < cap(slots) && ctx.Err() == nil && b.launch(ctx, force, slots, &wg, b.poke) {
 			force = false
-			slots <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				b.run(ctx, j)
-				<-slots
-				b.poke()
-			}()
 		}
 		select {
 		case <-ctx.Done():
@@ -391,20 +379,28 @@ func (b *Batcher) Drain(ctx context.Context) error {
 func (b *Batcher) flushAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, b.cfg.Inserts)
-	for ctx.Err() == nil {
-		slots <- struct{}{}
-		j := b.next(true)
-		if j == nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b.run(ctx, j)
-			<-slots
-		}()
+	for ctx.Err() == nil && b.launch(ctx, true, slots, &wg, func() {}) {
 	}
 	wg.Wait()
+}
+
+// launch takes the next batch (with force, whatever its size), waits for a
+// free slot and inserts the batch in a goroutine that frees the slot and
+// calls after when done. It reports false when no batch was ready.
+func (b *Batcher) launch(ctx context.Context, force bool, slots chan struct{}, wg *sync.WaitGroup, after func()) bool {
+	j := b.next(force)
+	if j == nil {
+		return false
+	}
+	slots <- struct{}{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.run(ctx, j)
+		<-slots
+		after()
+	}()
+	return true
 }
 
 // pending reports whether calls or dead letters wait in memory or on disk.
