@@ -63,3 +63,23 @@ func BenchmarkBatchAppend(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(calls)), "ns/call")
 }
+
+// BenchmarkSortOrder is the cost WriteCalls pays to send a batch of 50,000
+// generated calls in the calls table's key order; ns/call is per call.
+func BenchmarkSortOrder(b *testing.B) {
+	lines := generatedLines(b, 50000)
+	p := &pipeline.Processor{Classifier: classify.Default()}
+	calls := make([]pipeline.Call, len(lines))
+	for i, l := range lines {
+		c, err := p.Line(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		calls[i] = c
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		pipeline.SortOrder(calls)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(calls)), "ns/call")
+}

@@ -5,3 +5,6 @@ package pipeline
 func SetWriterBlocks(w *Writer, rows int, hook func(sent int) error) {
 	w.blockRows, w.beforeFlush = rows, hook
 }
+
+// SortOrder is sortOrder, for tests and benchmarks of the INSERT order.
+func SortOrder(calls []Call) []int32 { return sortOrder(calls) }

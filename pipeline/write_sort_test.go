@@ -1,0 +1,102 @@
+package pipeline_test
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcplens/mcplens/pipeline"
+)
+
+// TestCallsSortKeyIsTheTableOrderBy holds CallsSortKey, the order in which
+// WriteCalls sends rows, to the calls table's ORDER BY: if they drift apart
+// nothing breaks, but ClickHouse sorts every part again.
+func TestCallsSortKeyIsTheTableOrderBy(t *testing.T) {
+	ddl, err := os.ReadFile("../schema/002_calls.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^ORDER BY \(([^)]*)\)`).FindSubmatch(ddl)
+	if m == nil {
+		t.Fatal("no ORDER BY (...) line in schema/002_calls.sql")
+	}
+	if got := string(m[1]); got != pipeline.CallsSortKey {
+		t.Fatalf("calls ORDER BY (%s), CallsSortKey %q", got, pipeline.CallsSortKey)
+	}
+}
+
+// keyColumns compares two calls on one column of CallsSortKey.
+var keyColumns = map[string]func(a, b *pipeline.Call) int{
+	"tenant":      func(a, b *pipeline.Call) int { return cmp.Compare(a.Tenant, b.Tenant) },
+	"server":      func(a, b *pipeline.Call) int { return cmp.Compare(a.Server, b.Server) },
+	"tool":        func(a, b *pipeline.Call) int { return cmp.Compare(a.Tool, b.Tool) },
+	"session_key": func(a, b *pipeline.Call) int { return cmp.Compare(a.SessionKey, b.SessionKey) },
+	"ts_ms":       func(a, b *pipeline.Call) int { return cmp.Compare(a.TimeMs, b.TimeMs) },
+	"call_id":     func(a, b *pipeline.Call) int { return cmp.Compare(a.CallID, b.CallID) },
+}
+
+// compareByKey compares two calls column by column of CallsSortKey, the
+// way ClickHouse orders the rows of a part (strings as bytes).
+func compareByKey(t *testing.T, a, b *pipeline.Call) int {
+	for _, col := range strings.Split(pipeline.CallsSortKey, ", ") {
+		f, ok := keyColumns[col]
+		if !ok {
+			t.Fatalf("sort key column %q has no comparison in this test", col)
+		}
+		if c := f(a, b); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func TestSortOrderFollowsTheCallsSortKey(t *testing.T) {
+	pick := func(r *rand.Rand, vals ...string) string { return vals[r.IntN(len(vals))] }
+	random := func(n int, seed uint64) []pipeline.Call {
+		r := rand.New(rand.NewPCG(seed, 1))
+		calls := make([]pipeline.Call, n)
+		for i := range calls {
+			calls[i] = pipeline.Call{
+				Tenant: pick(r, "acme", "default", "b", "acme-2"), Server: pick(r, "docs", "billing", ""),
+				Tool: pick(r, "search", "search_docs", "get"), SessionKey: pick(r, "s1", "s10", "s2", "call:7", ""),
+				TimeMs: int64(r.IntN(4)), CallID: uint64(r.IntN(3)),
+			}
+		}
+		return calls
+	}
+	for _, tc := range []struct {
+		name  string
+		calls []pipeline.Call
+	}{
+		{"none", nil},
+		{"one", random(1, 1)},
+		{"ties on every column", random(500, 2)},
+		{"a batch", random(5000, 3)},
+		{"prefixes differ only in a later column", []pipeline.Call{
+			{Tenant: "a", Server: "s", Tool: "t2", SessionKey: "x"},
+			{Tenant: "a", Server: "s", Tool: "t1", SessionKey: "z"},
+			{Tenant: "a", Server: "r", Tool: "t3", SessionKey: "y"},
+			{Tenant: "", Server: "z", Tool: "z", SessionKey: "a"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			order := pipeline.SortOrder(tc.calls)
+			if len(order) != len(tc.calls) {
+				t.Fatalf("%d indexes for %d calls", len(order), len(tc.calls))
+			}
+			seen := make([]bool, len(tc.calls))
+			for k, i := range order {
+				if i < 0 || int(i) >= len(tc.calls) || seen[i] {
+					t.Fatalf("order is not a permutation: index %d at %d", i, k)
+				}
+				seen[i] = true
+				if k > 0 && compareByKey(t, &tc.calls[order[k-1]], &tc.calls[i]) > 0 {
+					t.Fatalf("rows %d and %d out of key order: %+v then %+v", k-1, k, tc.calls[order[k-1]], tc.calls[i])
+				}
+			}
+		})
+	}
+}
