@@ -59,12 +59,8 @@ type Call struct {
 }
 
 // Values returns the row in the column order of insert_calls.sql.
-func (c *Call) Values() []any { return c.AppendValues(make([]any, 0, 41)) }
-
-// AppendValues appends the row to dst in the column order of
-// insert_calls.sql; the Writer reuses one dst for a whole batch.
-func (c *Call) AppendValues(dst []any) []any {
-	return append(dst,
+func (c *Call) Values() []any {
+	return []any{
 		c.Time, c.TimeMs, c.DurationMs, c.Tenant, c.Server, c.Tool, c.SessionID, c.SessionKey,
 		c.TraceID, c.RequestID, c.CallID, c.Client, c.ProtocolVersion, c.Source, c.Side,
 		c.ArgsJSON, c.ArgsHash, c.ArgKeys, c.ArgValues,
@@ -73,7 +69,7 @@ func (c *Call) AppendValues(dst []any) []any {
 		c.Category, c.IsFailure, c.DeclaredRetryable, c.ExpectedRetryable, c.ClassSource,
 		c.ClassRule, c.ErrorCode, c.Misflagged, c.RetryAfterMs, c.Continuation,
 		c.TaxonomyVersion, c.IngestedMs,
-	)
+	}
 }
 
 // CallColumns returns the column names of insert_calls.sql, in order.

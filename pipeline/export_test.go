@@ -8,3 +8,6 @@ func SetWriterBlocks(w *Writer, rows int, hook func(sent int) error) {
 
 // SortOrder is sortOrder, for tests and benchmarks of the INSERT order.
 func SortOrder(calls []Call) []int32 { return sortOrder(calls) }
+
+// DriverRow is the row WriteCalls hands the driver for c.
+func DriverRow(c *Call) []any { var r driverRow; return r.of(c) }

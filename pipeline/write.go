@@ -84,10 +84,9 @@ func (w *Writer) WriteCalls(ctx context.Context, calls []Call) error {
 		}
 	}()
 	flushed := 0
-	row := make([]any, 0, 41)
+	var row driverRow
 	for k, i := range sortOrder(calls) {
-		row = calls[i].AppendValues(row[:0])
-		if err := batch.Append(row...); err != nil {
+		if err := batch.Append(row.of(&calls[i])...); err != nil {
 			return &RowError{Index: int(i), Err: err}
 		}
 		if n := k + 1; n-flushed == w.blockRows && n < len(calls) {
@@ -111,6 +110,45 @@ func (w *Writer) WriteCalls(ctx context.Context, calls []Call) error {
 	sent = true
 	w.m.observeInsert("calls", len(calls), time.Since(start))
 	return nil
+}
+
+// driverRow builds the rows WriteCalls hands the driver, reusing its
+// buffers from one row to the next (the driver copies each row into its
+// columns before Append returns).
+type driverRow struct {
+	row          []any
+	keys, values []*string
+}
+
+// of returns the row of c in the column order of insert_calls.sql, in the
+// forms the driver converts without allocating: a pointer to the field for
+// plain columns (a string, a time or an integer above 255 put in an
+// interface is a heap copy; a pointer is not), pointers to the elements for
+// the two Array(String) columns (the driver boxes a []string element by
+// element), and the value itself for the LowCardinality columns, whose
+// driver dictionary is keyed by the interface value (a pointer would make
+// every row a new entry). The row is valid until the next call of of and
+// while c is unchanged; Values gives the same row as plain values.
+func (r *driverRow) of(c *Call) []any {
+	r.keys = r.keys[:0]
+	for i := range c.ArgKeys {
+		r.keys = append(r.keys, &c.ArgKeys[i])
+	}
+	r.values = r.values[:0]
+	for i := range c.ArgValues {
+		r.values = append(r.values, &c.ArgValues[i])
+	}
+	r.row = append(r.row[:0],
+		&c.Time, &c.TimeMs, &c.DurationMs, c.Tenant, c.Server, c.Tool, &c.SessionID, &c.SessionKey,
+		&c.TraceID, &c.RequestID, &c.CallID, c.Client, c.ProtocolVersion, c.Source, c.Side,
+		&c.ArgsJSON, &c.ArgsHash, r.keys, r.values,
+		&c.HasResponse, &c.IsError, &c.RPCError, &c.RPCCode, &c.RPCMessage, c.ResultType,
+		&c.ContentBlocks, &c.TextBytes, &c.HasStructured, &c.Message,
+		c.Category, &c.IsFailure, &c.DeclaredRetryable, &c.ExpectedRetryable, c.ClassSource,
+		c.ClassRule, &c.ErrorCode, &c.Misflagged, &c.RetryAfterMs, &c.Continuation,
+		c.TaxonomyVersion, &c.IngestedMs,
+	)
+	return r.row
 }
 
 // CallsSortKey is the ORDER BY of the calls table (schema/002_calls.sql),

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
 )
 
 // TestCallsSortKeyIsTheTableOrderBy holds CallsSortKey, the order in which
@@ -98,5 +100,55 @@ func TestSortOrderFollowsTheCallsSortKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDriverRowMatchesValues holds the Writer's row (pointers into the Call
+// for plain columns and array elements) to Values, and keeps the LowCardinality columns of
+// schema/002_calls.sql as values: the driver keys their dictionary by the
+// interface value, so a pointer there would make every row a new entry.
+func TestDriverRowMatchesValues(t *testing.T) {
+	ddl, err := os.ReadFile("../schema/002_calls.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowCard := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*(\w+) LowCardinality\(`).FindAllSubmatch(ddl, -1) {
+		lowCard[string(m[1])] = true
+	}
+	if len(lowCard) == 0 {
+		t.Fatal("no LowCardinality column found in schema/002_calls.sql")
+	}
+	lines := generatedLines(t, 200)
+	p := &pipeline.Processor{Classifier: classify.Default()}
+	cols := pipeline.CallColumns()
+	for _, l := range lines {
+		c, err := p.Line(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := c.Values(), pipeline.DriverRow(&c)
+		if len(got) != len(cols) || len(want) != len(cols) {
+			t.Fatalf("%d driver values, %d values, %d columns", len(got), len(want), len(cols))
+		}
+		for i, col := range cols {
+			v := reflect.ValueOf(got[i])
+			if v.Kind() == reflect.Pointer {
+				if lowCard[col] {
+					t.Fatalf("column %s is LowCardinality but the driver row holds a %T", col, got[i])
+				}
+				v = v.Elem()
+			}
+			if ps, ok := got[i].([]*string); ok {
+				ss := make([]string, len(ps))
+				for j, p := range ps {
+					ss[j] = *p
+				}
+				v = reflect.ValueOf(ss)
+			}
+			if !reflect.DeepEqual(v.Interface(), want[i]) {
+				t.Fatalf("column %s: driver row %v, Values %v", col, v.Interface(), want[i])
+			}
+		}
 	}
 }
