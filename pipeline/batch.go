@@ -77,6 +77,7 @@ type Batcher struct {
 	queued   counts       // calls and dead letters ever put in memory
 	done     counts       // of those, inserted (or dead-lettered), oldest first without a gap
 	lastAdd  atomic.Int64 // unix nanoseconds of the last Add that queued calls
+	records  sync.Pool    // *[]byte spool record buffers, reused by Add
 	// beforeRead, when set, runs in load between taking the position to
 	// read from and reading (tests of the race with Add).
 	beforeRead func()
@@ -86,6 +87,10 @@ type Batcher struct {
 }
 
 type counts struct{ calls, dead uint64 }
+
+// maxPooledRecord is the largest spool record buffer Add keeps for reuse;
+// the records of a few larger requests are allocated each time.
+const maxPooledRecord = 4 << 20
 
 // mark is the end of one spool record and the queued counts after it: the
 // record is in ClickHouse once done reaches both.
@@ -154,9 +159,17 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	if len(calls) == 0 && len(dead) == 0 {
 		return nil
 	}
-	payload := appendRecord(make([]byte, 0, 1024*len(calls)+64), calls, dead)
+	rec := b.records.Get()
+	if rec == nil {
+		rec = new([]byte)
+	}
+	buf := rec.(*[]byte)
+	*buf = appendRecord(append((*buf)[:0], make([]byte, recordHeader)...), calls, dead)
 	b.mu.Lock()
-	start, end, err := b.sp.Append(payload)
+	start, end, err := b.sp.appendFramed(*buf)
+	if cap(*buf) <= maxPooledRecord {
+		b.records.Put(rec)
+	}
 	if err != nil {
 		b.enqueue(nil, dead)
 		b.mu.Unlock()

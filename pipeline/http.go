@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -29,7 +30,15 @@ type Ingest struct {
 	cfg     HTTPConfig
 	log     *slog.Logger
 	now     func() time.Time
+	// bodies holds *[]Call slices for the calls of one request: the
+	// Batcher copies what it queues, so a request's slice is reused by the
+	// next one instead of being grown from nothing each time.
+	bodies sync.Pool
 }
+
+// maxPooledCalls is the largest per-request call slice Ingest keeps for
+// reuse (a 4,096-call body; larger ones are allocated each time).
+const maxPooledCalls = 4096
 
 // NewIngest returns the ingest handler.
 func NewIngest(proc *Processor, b *Batcher, m *Metrics, cfg HTTPConfig, log *slog.Logger) *Ingest {
@@ -110,7 +119,18 @@ func (h *Ingest) calls(r *http.Request) (Result, error) {
 	}
 
 	now := h.now()
-	var calls []Call
+	pooled, _ := h.bodies.Get().(*[]Call)
+	if pooled == nil {
+		pooled = new([]Call)
+	}
+	calls := (*pooled)[:0]
+	defer func() {
+		if cap(calls) <= maxPooledCalls {
+			clear(calls) // drop the strings; the Batcher has its copies
+			*pooled = calls[:0]
+			h.bodies.Put(pooled)
+		}
+	}()
 	var dead []DeadLetter
 	res, err := h.proc.ReadNDJSON(body, h.cfg.DefaultTenant, now,
 		func(c Call) { calls = append(calls, c) },

@@ -316,11 +316,20 @@ func (s *Spool) segmentSize(id uint64) int64 {
 // is full; a partial write is cut off, so the spool stays a sequence of
 // whole records. Append does not fsync: call Sync.
 func (s *Spool) Append(payload []byte) (start, end SpoolPos, err error) {
-	n := int64(recordHeader + len(payload))
-	rec := make([]byte, recordHeader, n)
+	return s.appendFramed(append(make([]byte, recordHeader, recordHeader+len(payload)), payload...))
+}
+
+// appendFramed is Append of rec[recordHeader:], with the record header
+// written into rec[:recordHeader] in place, so that the payload is not
+// copied. The spool keeps no reference to rec once it returns.
+func (s *Spool) appendFramed(rec []byte) (start, end SpoolPos, err error) {
+	if len(rec) < recordHeader {
+		return start, end, fmt.Errorf("framed record of %d bytes has no room for its %d-byte header", len(rec), recordHeader)
+	}
+	payload := rec[recordHeader:]
+	n := int64(len(rec))
 	binary.LittleEndian.PutUint32(rec[:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(payload, crcTable))
-	rec = append(rec, payload...)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
