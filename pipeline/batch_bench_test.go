@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/pipeline/classify"
 )
 
 // discardInserter counts the calls it is given and keeps none.
@@ -29,16 +28,7 @@ func (d *discardInserter) WriteDeadLetters(context.Context, []pipeline.DeadLette
 // flushes batches into an Inserter that keeps nothing. ns/call is the cost
 // of queueing and batching one call; a full queue waits for the flusher.
 func BenchmarkBatchAppend(b *testing.B) {
-	lines := generatedLines(b, 1000)
-	p := &pipeline.Processor{Classifier: classify.Default()}
-	calls := make([]pipeline.Call, len(lines))
-	for i, l := range lines {
-		c, err := p.Line(l)
-		if err != nil {
-			b.Fatal(err)
-		}
-		calls[i] = c
-	}
+	calls := generatedCalls(b, 1000)
 	ins := &discardInserter{}
 	m := pipeline.NewMetrics(prometheus.NewRegistry())
 	batcher := pipeline.NewBatcher(ins, pipeline.BatchConfig{BatchSize: 50000, FlushEvery: time.Second, QueueCapacity: 100000, Inserts: 2},
@@ -67,16 +57,7 @@ func BenchmarkBatchAppend(b *testing.B) {
 // BenchmarkSortOrder is the cost WriteCalls pays to send a batch of 50,000
 // generated calls in the calls table's key order; ns/call is per call.
 func BenchmarkSortOrder(b *testing.B) {
-	lines := generatedLines(b, 50000)
-	p := &pipeline.Processor{Classifier: classify.Default()}
-	calls := make([]pipeline.Call, len(lines))
-	for i, l := range lines {
-		c, err := p.Line(l)
-		if err != nil {
-			b.Fatal(err)
-		}
-		calls[i] = c
-	}
+	calls := generatedCalls(b, 50000)
 	b.ReportAllocs()
 	for b.Loop() {
 		pipeline.SortOrder(calls)

@@ -72,3 +72,18 @@ func BenchmarkProcessorReadNDJSON(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/call")
 }
+
+// generatedCalls returns n calls decoded from the traffic generator's lines.
+func generatedCalls(tb testing.TB, n int) []pipeline.Call {
+	tb.Helper()
+	p := &pipeline.Processor{Classifier: classify.Default()}
+	var calls []pipeline.Call
+	for _, l := range generatedLines(tb, n) {
+		c, err := p.Line(l)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		calls = append(calls, c)
+	}
+	return calls
+}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -47,21 +46,6 @@ func writerDB(tb testing.TB, db string) (conn, admin driver.Conn) {
 	return conn, admin
 }
 
-// writerCalls returns n calls decoded from the traffic generator's lines.
-func writerCalls(tb testing.TB, n int) []pipeline.Call {
-	tb.Helper()
-	p := &pipeline.Processor{Classifier: classify.Default()}
-	var calls []pipeline.Call
-	for _, l := range generatedLines(tb, n) {
-		c, err := p.Line(l)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		calls = append(calls, c)
-	}
-	return calls
-}
-
 // TestWriterStoresEveryColumnAsGiven writes generated calls, and one with
 // every number at its extreme, through WriteCalls and reads every column
 // back: what is stored is Values of the call (ts to the second), whatever
@@ -69,7 +53,7 @@ func writerCalls(tb testing.TB, n int) []pipeline.Call {
 func TestWriterStoresEveryColumnAsGiven(t *testing.T) {
 	ctx := context.Background()
 	conn, admin := writerDB(t, "rt")
-	calls := writerCalls(t, 300)
+	calls := generatedCalls(t, 300)
 	ts := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	calls = append(calls, pipeline.Call{Time: ts, TimeMs: math.MaxInt64, DurationMs: math.MinInt64, Tenant: "ténant", Server: "s\x00",
 		Tool: "t", SessionKey: "k", CallID: math.MaxUint64, ArgsHash: math.MaxUint64, ArgKeys: []string{"a", ""}, ArgValues: []string{"\"", "é"},
@@ -124,7 +108,7 @@ func TestWriterStoresEveryColumnAsGiven(t *testing.T) {
 func BenchmarkWriteCalls(b *testing.B) {
 	ctx := context.Background()
 	conn, _ := writerDB(b, "wb")
-	calls := writerCalls(b, 50000)
+	calls := generatedCalls(b, 50000)
 	w := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry()))
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
