@@ -14,6 +14,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcplens/mcplens/chconn"
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
@@ -102,14 +103,18 @@ func TestWriterStoresEveryColumnAsGiven(t *testing.T) {
 }
 
 // BenchmarkWriteCalls inserts 50,000 generated calls (cmd/ingest's default
-// batch) per op into ClickHouse 18.16. client-µs/call is this process's
-// CPU time (user + system) per call: the Writer's and the driver's share
-// of ingest's CPU, without the server's.
+// batch) per op into ClickHouse 18.16, over a connection opened as
+// cmd/ingest opens it with each -clickhouse-compression. client-µs/call is
+// this process's CPU time (user + system) per call: the Writer's and the
+// driver's share of ingest's CPU, without the server's.
 func BenchmarkWriteCalls(b *testing.B) {
 	ctx := context.Background()
-	conn, _ := writerDB(b, "wb")
+	srv, err := chtest.StartServer(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Stop()
 	calls := generatedCalls(b, 50000)
-	w := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry()))
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -117,14 +122,27 @@ func BenchmarkWriteCalls(b *testing.B) {
 		}
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	b.ReportAllocs()
-	start := cpu()
-	for b.Loop() {
-		if err := w.WriteCalls(ctx, calls); err != nil {
-			b.Fatal(err)
-		}
+	for _, compression := range []string{"none", "lz4", "zstd"} {
+		b.Run("compression="+compression, func(b *testing.B) {
+			conn, err := chconn.Open(ctx, chconn.Config{Addr: srv.Addr, Database: "wb_" + compression, User: "default", Compression: compression}, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := schema.Apply(ctx, conn); err != nil {
+				b.Fatal(err)
+			}
+			w := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry()))
+			b.ReportAllocs()
+			start := cpu()
+			for b.Loop() {
+				if err := w.WriteCalls(ctx, calls); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpu()-start).Microseconds())/float64(b.N*len(calls)), "client-µs/call")
+		})
 	}
-	b.ReportMetric(float64((cpu()-start).Microseconds())/float64(b.N*len(calls)), "client-µs/call")
 }
 
 // TestWriterSendsBlocksIntoOnePartAndARetryCollapses runs WriteCalls on the
