@@ -54,12 +54,9 @@ func FuzzDecodeOTLP(f *testing.F) {
 	})
 }
 
-// BenchmarkDecodeOTLP decodes every dialect fixture, as the protobuf an
-// exporter sends, through the shared path (unmarshal, decode, pair,
-// classify). ns/span is the cost of one span.
-func BenchmarkDecodeOTLP(b *testing.B) {
-	var bodies [][]byte
-	spans := 0
+// fixtureBodies returns every dialect fixture as the protobuf body an
+// exporter sends, and how many spans they hold.
+func fixtureBodies(b *testing.B) (bodies [][]byte, spans int) {
 	for _, name := range fixtureNames(b) {
 		body := protoOf(b, readFixture(b, name+".json"))
 		bodies = append(bodies, body)
@@ -69,6 +66,14 @@ func BenchmarkDecodeOTLP(b *testing.B) {
 		}
 		spans += req.Traces().SpanCount()
 	}
+	return bodies, spans
+}
+
+// BenchmarkDecodeOTLP decodes every dialect fixture, as the protobuf an
+// exporter sends, through the shared path (unmarshal, decode, pair,
+// classify). ns/span is the cost of one span.
+func BenchmarkDecodeOTLP(b *testing.B) {
+	bodies, spans := fixtureBodies(b)
 	p := testProcessor()
 	now := testNow()
 	b.ReportAllocs()
@@ -83,4 +88,24 @@ func BenchmarkDecodeOTLP(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+	b.ReportMetric(float64(spans), "spans/op")
+}
+
+// BenchmarkDecodeOTLPWire is BenchmarkDecodeOTLP through the HTTP
+// receiver's protobuf path: the wire reader, and pdata for the bodies it
+// leaves to pdata (here semconv's, and those with a rejected span).
+func BenchmarkDecodeOTLPWire(b *testing.B) {
+	bodies, spans := fixtureBodies(b)
+	p := testProcessor()
+	now := testNow()
+	var w wireTraces
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, body := range bodies {
+			tracesProto(p, &w, body, OTLPConfig{}, now)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+	b.ReportMetric(float64(spans), "spans/op")
 }

@@ -132,6 +132,15 @@ func validJSON(s string) bool {
 	return sc.pos == len(s)
 }
 
+// parsedValid is validJSON(s) for an s that jsonObj.parse accepted,
+// without reading s again: parse reads s after strings.TrimSpace, which
+// trims Unicode white space, and accepts exactly the JSON objects (as
+// json.Unmarshal does), so s is valid JSON when the white space trimmed
+// is JSON's (space, tab, CR, LF).
+func parsedValid(s string) bool {
+	return strings.Trim(s, " \t\r\n") == strings.TrimSpace(s)
+}
+
 // stringBytes returns the bytes of s without copying them. The scanner
 // only reads its buffer; nothing may write to the result.
 func stringBytes(s string) []byte {

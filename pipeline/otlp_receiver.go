@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -30,7 +30,7 @@ import (
 // Traces is safe for concurrent use.
 func (p *Processor) Traces(td ptrace.Traces, cfg OTLPConfig, now time.Time) (calls []Call, dead []DeadLetter, rejected int, msg string) {
 	d := &traceDecoder{p: p, cfg: cfg.withDefaults(), now: now}
-	facts, dead, st := d.decodeTraces(td)
+	facts, dead, st := d.decodeTraces(td, nil)
 	facts = pairInRequest(facts)
 	for i := range facts {
 		c, err := d.build(&facts[i], nil)
@@ -55,7 +55,11 @@ func (d *traceDecoder) rejectFacts(st *tracesStats, dead *[]DeadLetter, f *spanF
 	if st.firstErr == "" {
 		st.firstErr = reason
 	}
-	*dead = append(*dead, DeadLetter{Received: d.now, Tenant: d.p.Decode.deadLetterTenant(f.tenant), Source: sourceOTLP, Line: uint32(f.index),
+	tenant := d.p.Decode.deadLetterTenant(f.tenant)
+	if d.borrowed {
+		tenant = strings.Clone(tenant)
+	}
+	*dead = append(*dead, DeadLetter{Received: d.now, Tenant: tenant, Source: sourceOTLP, Line: uint32(f.index),
 		Reason: reason, Payload: string(d.buf[:utf8Cut(d.buf, MaxDeadLetterPayload)])})
 }
 
@@ -91,6 +95,7 @@ type OTLP struct {
 	log     *slog.Logger
 	now     func() time.Time
 	pair    *pairer
+	pool    scratchPool
 }
 
 // NewOTLP returns the OTLP receiver. Body limits come from httpCfg, as for
@@ -121,17 +126,56 @@ func NewOTLPGRPCServer(o *OTLP) *grpc.Server {
 // count and the partial-success message. The only error is ErrBufferFull
 // (wrapped), in which case nothing of td was accepted.
 func (o *OTLP) Consume(td ptrace.Traces) (rejected int, msg string, err error) {
+	s := o.pool.get()
+	defer o.pool.put(s)
+	return o.consume(td, s)
+}
+
+// consume is Consume with the request's reusable memory.
+func (o *OTLP) consume(td ptrace.Traces, s *otlpScratch) (rejected int, msg string, err error) {
 	now := o.now()
 	d := &traceDecoder{p: o.proc, cfg: o.cfg, now: now}
-	facts, dead, st := d.decodeTraces(td)
+	facts, dead, st := d.decodeTraces(td, s.facts[:0])
+	s.facts = facts[:0]
+	return o.queue(d, s, facts, dead, st, now)
+}
+
+// consumeProto is consume for a protobuf body read by the wire reader,
+// without pdata's objects. ok is false, and nothing was queued or
+// counted, when the body needs pdata (see wireTraces and decodeViews);
+// the caller then unmarshals it with pdata and calls consume.
+func (o *OTLP) consumeProto(body []byte, s *otlpScratch) (rejected int, msg string, ok bool, err error) {
+	if !s.wire.read(body) {
+		return 0, "", false, nil
+	}
+	now := o.now()
+	d := &traceDecoder{p: o.proc, cfg: o.cfg, now: now, borrowed: true}
+	facts, dead, st, ok := d.decodeViews(s.wire.views, s.facts[:0])
+	s.facts = facts[:0]
+	if !ok {
+		return 0, "", false, nil
+	}
+	rejected, msg, err = o.queue(d, s, facts, dead, st, now)
+	return rejected, msg, true, err
+}
+
+// queue pairs the facts of one request, builds their Calls and queues
+// them with the request's dead letters.
+func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []DeadLetter, st tracesStats, now time.Time) (rejected int, msg string, err error) {
 	facts = pairInRequest(facts)
 
 	// Calls that cannot meet another side are built without the lock.
-	var calls []Call
+	calls := s.calls[:0]
+	if cap(calls) < len(facts) {
+		calls = make([]Call, 0, len(facts))
+	}
 	var linkable []spanFacts
 	for i := range facts {
 		f := &facts[i]
 		if len(f.pairKeys()) > 0 {
+			if d.borrowed {
+				f.detach() // the pairer keeps it
+			}
 			linkable = append(linkable, *f)
 			continue
 		}
@@ -142,6 +186,7 @@ func (o *OTLP) Consume(td ptrace.Traces) (rejected int, msg string, err error) {
 		}
 		calls = append(calls, c)
 	}
+	s.calls = calls[:0] // admit may append past it; the array is the one kept
 	accepted := len(calls)
 
 	// Linkable calls meet what the pairer holds. A call that meets an
@@ -190,6 +235,11 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		e    *pairEntry // the entry met, if any
 		kind uint8
 		call int // index in calls of the row it emits, -1 for none
+	}
+	if len(linkable) == 0 {
+		// Nothing meets the pairer: queue without its lock, so that
+		// requests do not wait for each other's spool write and fsync.
+		return 0, nil, o.add(calls, dead)
 	}
 	p := o.pair
 	p.mu.Lock()
@@ -469,20 +519,28 @@ func (o *OTLP) traces(r *http.Request, ct *string) (ptraceotlp.ExportResponse, e
 			fmt.Sprintf("Content-Type %q not supported: send %s or %s", mt, otlpProtobuf, otlpJSON)}
 	}
 	body := io.Reader(http.MaxBytesReader(nil, r.Body, o.http.MaxBodyBytes))
+	size := r.ContentLength // sizes the body buffer; a larger one fails below anyway
+	if size > o.http.MaxBodyBytes {
+		size = -1
+	}
 	switch enc := r.Header.Get("Content-Encoding"); enc {
 	case "", "identity":
 	case "gzip":
-		zr, err := gzip.NewReader(body)
+		zr, err := o.pool.gzipReader(body)
 		if err != nil {
 			return none, &httpError{http.StatusBadRequest, "bad_gzip", "gzip body: " + err.Error()}
 		}
-		defer zr.Close()
+		defer o.pool.putGzip(zr)
 		body = &limitedReader{r: zr, left: o.http.MaxDecompressedBytes}
+		size = -1
 	default:
 		return none, &httpError{http.StatusUnsupportedMediaType, "content_encoding",
 			fmt.Sprintf("Content-Encoding %q not supported: send gzip or none", enc)}
 	}
-	raw, err := io.ReadAll(body)
+	s := o.pool.get()
+	defer o.pool.put(s)
+	raw, err := readAllInto(s.body, body, size)
+	s.body = raw[:0]
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
@@ -496,6 +554,14 @@ func (o *OTLP) traces(r *http.Request, ct *string) (ptraceotlp.ExportResponse, e
 			return none, &httpError{http.StatusBadRequest, "bad_body", "read body: " + err.Error()}
 		}
 	}
+	if *ct == otlpProtobuf {
+		if rejected, msg, ok, err := o.consumeProto(raw, s); ok {
+			if err != nil {
+				return none, err
+			}
+			return exportResponse(rejected, msg), nil
+		}
+	}
 	req := ptraceotlp.NewExportRequest()
 	if *ct == otlpProtobuf {
 		err = req.UnmarshalProto(raw)
@@ -506,7 +572,7 @@ func (o *OTLP) traces(r *http.Request, ct *string) (ptraceotlp.ExportResponse, e
 		return none, &httpError{http.StatusBadRequest, "bad_otlp",
 			fmt.Sprintf("decode %s ExportTraceServiceRequest: %v", *ct, err)}
 	}
-	rejected, msg, err := o.Consume(req.Traces())
+	rejected, msg, err := o.consume(req.Traces(), s)
 	if err != nil {
 		return none, err
 	}

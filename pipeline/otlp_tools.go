@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -17,18 +16,11 @@ import (
 // The definitions are seen at the span's start; the tenant comes from the
 // resource as for calls, the server from service.name on the server side
 // and from mcp.server.name or server.address on the client side.
-func (d *traceDecoder) toolsListSpan(res pcommon.Resource, sp ptrace.Span) (defs []ToolDef, ok bool) {
-	if d.p.Tools == nil {
+func (d *traceDecoder) toolsListSpan(sp *spanView) (defs []ToolDef, ok bool) {
+	if !d.toolsListCandidate(sp) {
 		return nil, false
 	}
-	a, ra := sp.Attributes(), res.Attributes()
-	method := d.str(a, "mcp.method.name", "mcp.method", "rpc.method")
-	if method == "" {
-		method, _ = nameMethod(sp.Name())
-	}
-	if method != methodToolsList || sp.StartTimestamp() == 0 {
-		return nil, false
-	}
+	a, ra := sp.attrs, sp.res
 	var payload string
 	for _, k := range [...]string{"response", "mcp.response.payload", "mcp.result"} {
 		if s, found := d.rawJSON(a, k); found && strings.Contains(s, `"tools"`) {
@@ -41,7 +33,7 @@ func (d *traceDecoder) toolsListSpan(res pcommon.Resource, sp ptrace.Span) (defs
 	}
 	tenant := d.str(ra, d.cfg.TenantAttribute)
 	var server string
-	if sp.Kind() == ptrace.SpanKindServer || strings.HasPrefix(sp.Name(), "MCP server handle request") {
+	if sp.kind == ptrace.SpanKindServer || strings.HasPrefix(sp.name, "MCP server handle request") {
 		server = d.str(ra, "service.name")
 		if strings.HasPrefix(server, "unknown_service") {
 			server = ""
@@ -50,10 +42,23 @@ func (d *traceDecoder) toolsListSpan(res pcommon.Resource, sp ptrace.Span) (defs
 	if server == "" {
 		server = d.str(a, "mcp.server.name", "server.address")
 	}
-	at := time.Unix(0, int64(min(uint64(sp.StartTimestamp()), uint64(maxTimeMs)*1e6)))
+	at := time.Unix(0, int64(min(sp.start, uint64(maxTimeMs)*1e6)))
 	defs, err := ParseToolList([]byte(payload), tenant, server, at, &d.p.Decode)
 	if err != nil || len(defs) == 0 {
 		return nil, false
 	}
 	return defs, true
+}
+
+// toolsListCandidate reports whether toolsListSpan reads sp: a tools/list
+// span with a start time, when Tools is set.
+func (d *traceDecoder) toolsListCandidate(sp *spanView) bool {
+	if d.p.Tools == nil {
+		return false
+	}
+	method := d.str(sp.attrs, "mcp.method.name", "mcp.method", "rpc.method")
+	if method == "" {
+		method, _ = nameMethod(sp.name)
+	}
+	return method == methodToolsList && sp.start != 0
 }

@@ -43,23 +43,33 @@ func TestIngestBenchOnlyRunsTheSelectedScenarios(t *testing.T) {
 	}
 }
 
-// TestIngestBenchProfiles runs the in-process profile mode on a tiny input
-// and checks that it writes both profiles.
+// TestIngestBenchProfiles runs the in-process profile mode on a tiny input,
+// on NDJSON by default and on the payload -only names, and checks that it
+// writes both profiles.
 func TestIngestBenchProfiles(t *testing.T) {
-	dir := t.TempDir()
-	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
-	var out, log bytes.Buffer
-	args := []string{"-calls", "1000", "-cpuprofile", cpu, "-memprofile", mem}
-	if err := run(context.Background(), args, &out, &log); err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	for _, p := range []string{cpu, mem} {
-		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
-			t.Errorf("profile %s: %v", p, err)
-		}
-	}
-	if !strings.Contains(out.String(), "in-process ingest ndjson: 1000 calls") {
-		t.Errorf("output: %s", out.String())
+	for _, tc := range []struct {
+		only, want string
+	}{
+		{"", "in-process ingest ndjson: 1000 calls"},
+		{"otlp", "in-process ingest otlp: 1000 calls"},
+	} {
+		t.Run("only="+tc.only, func(t *testing.T) {
+			dir := t.TempDir()
+			cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+			var out, log bytes.Buffer
+			args := []string{"-calls", "1000", "-cpuprofile", cpu, "-memprofile", mem, "-only", tc.only}
+			if err := run(context.Background(), args, &out, &log); err != nil {
+				t.Fatalf("%v\n%s", err, log.String())
+			}
+			for _, p := range []string{cpu, mem} {
+				if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+					t.Errorf("profile %s: %v", p, err)
+				}
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("output %q does not contain %q", out.String(), tc.want)
+			}
+		})
 	}
 }
 

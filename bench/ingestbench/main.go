@@ -17,8 +17,9 @@
 //
 // Each scenario runs -runs times, interleaved, into a fresh database; the
 // table shows medians and ingest's rate as a ratio of each reference.
-// With -cpuprofile it instead runs ingest in this process on NDJSON once
-// and writes a CPU profile of the ingest path. The binary needs libchdb.so
+// With -cpuprofile it instead runs ingest in this process once, on NDJSON
+// or on the payload -only names (-only otlp), and writes a CPU profile of
+// the ingest path. The binary needs libchdb.so
 // (CHDB_LIB_PATH, as the tests do) because it starts ClickHouse through
 // chtest.
 //
@@ -83,7 +84,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.sustainedRate, "sustained-rate", 0, "calls/s of the paced run that measures peak RSS at a sustained rate; 0 is half the NDJSON rate just measured")
 	fs.IntVar(&c.overloadPosters, "overload-posters", 32, "concurrent clients of the overload run, which resend every 503 after a short backoff")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for the calls of one run to be queryable")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process on the NDJSON scenario once and write a CPU profile of it here (nothing else runs)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, otlp, otlp+gzip)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
@@ -467,8 +468,22 @@ func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, po
 	return b.checkRows(ctx, db, "calls")
 }
 
-// profile runs ingest in this process on the NDJSON payload once under
-// the CPU profiler (and the allocation profiler with -memprofile).
+// profiled is the payload the profile mode runs: the first whose scenario
+// -only selects (NDJSON when -only is empty or selects none).
+func (b *bench) profiled() *payload {
+	if len(b.cfg.only) > 0 {
+		for _, p := range b.data.payloads {
+			if b.cfg.selected(scenarioName(p)) {
+				return p
+			}
+		}
+	}
+	return b.data.payloads[0]
+}
+
+// profile runs ingest in this process once, on the payload -only selects
+// (NDJSON by default), under the CPU profiler (and the allocation profiler
+// with -memprofile).
 func (b *bench) profile(ctx context.Context, stdout io.Writer) error {
 	db, err := b.ch.newDatabase(ctx, "profile")
 	if err != nil {
@@ -490,7 +505,7 @@ func (b *bench) profile(ctx context.Context, stdout io.Writer) error {
 	if b.cfg.memProfile != "" {
 		runtime.MemProfileRate = 512 << 10 // the default
 	}
-	p := b.data.payloads[0]
+	p := b.profiled()
 	res := result{scenario: "in-process " + scenarioName(p), wire: p.wireBytes, raw: p.rawBytes}
 	err = b.drive(ctx, in, db, p, b.cfg.posters, 0, &res)
 	pprof.StopCPUProfile()
