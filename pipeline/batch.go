@@ -164,6 +164,7 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 		rec = new([]byte)
 	}
 	buf := rec.(*[]byte)
+	// The record goes after room for its header, which appendFramed fills.
 	*buf = appendRecord(append((*buf)[:0], make([]byte, recordHeader)...), calls, dead)
 	b.mu.Lock()
 	start, end, err := b.sp.appendFramed(*buf)

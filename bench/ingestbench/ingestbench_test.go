@@ -28,15 +28,16 @@ func TestIngestBenchRuns(t *testing.T) {
 	}
 }
 
-// TestIngestBenchOnlyRunsTheSelectedScenarios checks -only and -variants.
+// TestIngestBenchOnlyRunsTheSelectedScenarios checks -only and -variants,
+// payload=NAME included.
 func TestIngestBenchOnlyRunsTheSelectedScenarios(t *testing.T) {
 	var out, log bytes.Buffer
-	args := []string{"-calls", "500", "-runs", "1", "-only", "JSONEachRow,-inserts=3", "-variants", "-inserts=3;-inserts=1"}
+	args := []string{"-calls", "500", "-runs", "1", "-only", "JSONEachRow,-inserts=3", "-variants", "-inserts=3;-inserts=1;payload=otlp -inserts=3"}
 	if err := run(context.Background(), args, &out, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	for s, want := range map[string]bool{nameJSON: true, "ingest ndjson, -inserts=3 |": true, "ingest ndjson, -inserts=1 |": false,
-		"ingest ndjson |": false, nameNative + " |": false, "| sustained:": false} {
+		"ingest otlp, -inserts=3 |": true, "ingest ndjson |": false, nameNative + " |": false, "| sustained:": false} {
 		if got := strings.Contains(out.String(), s); got != want {
 			t.Errorf("row %q present: %v, want %v\n%s", s, got, want, out.String())
 		}
@@ -82,6 +83,8 @@ func TestParseVariant(t *testing.T) {
 		{"-spool-fsync=never", variant{flags: []string{"-spool-fsync=never"}, label: "-spool-fsync=never"}, false},
 		{"posters=16 -batch-size=10000 GOGC=200 bin=/tmp/x/ingest-old", variant{posters: 16, bin: "/tmp/x/ingest-old",
 			flags: []string{"-batch-size=10000"}, env: []string{"GOGC=200"}, label: "posters=16 -batch-size=10000 GOGC=200 ingest-old"}, false},
+		{"payload=otlp bin=/tmp/old", variant{payload: "otlp", bin: "/tmp/old", label: "old"}, false},
+		{"payload=protobuf", variant{}, true},
 		{"posters=0", variant{}, true},
 		{"posters=many", variant{}, true},
 	} {

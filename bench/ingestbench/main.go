@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -88,7 +89,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
-	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, bin=PATH runs another ingest binary (an older build, for before/after), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
+	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, otlp+gzip) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -198,7 +199,13 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 		scenarios = append(scenarios, scenario{scenarioName(p), b.ingestRun(p, variant{})})
 	}
 	for _, v := range b.cfg.variants {
-		scenarios = append(scenarios, scenario{scenarioName(nd) + ", " + v.label, b.ingestRun(nd, v)})
+		p := nd
+		for _, q := range b.data.payloads {
+			if q.name == v.payload {
+				p = q
+			}
+		}
+		scenarios = append(scenarios, scenario{scenarioName(p) + ", " + v.label, b.ingestRun(p, v)})
 	}
 	for r := 1; r <= b.cfg.runs; r++ {
 		for _, s := range scenarios {
@@ -366,19 +373,30 @@ func (b *bench) checkRows(ctx context.Context, db, table string) error {
 type variant struct {
 	posters int
 	rate    float64
+	payload string // name of the payload posted; "" is NDJSON
 	bin     string
 	flags   []string
 	env     []string
 	label   string
 }
 
+// payloadNames are the payloads prepare makes, for payload=NAME.
+var payloadNames = []string{"ndjson", "ndjson+gzip", "otlp", "otlp+gzip"}
+
 // parseVariant reads one -variants entry: space-separated ingest flags,
-// with posters=N, bin=PATH and NAME=value (environment) entries.
+// with posters=N, payload=NAME, bin=PATH and NAME=value (environment)
+// entries.
 func parseVariant(s string) (variant, error) {
 	var v variant
 	var label []string
 	for _, f := range strings.Fields(s) {
 		switch k, val, _ := strings.Cut(f, "="); {
+		case k == "payload":
+			if !slices.Contains(payloadNames, val) {
+				return variant{}, fmt.Errorf("-variants %q: payload=NAME needs one of %s", s, strings.Join(payloadNames, ", "))
+			}
+			v.payload = val
+			continue // the scenario's name says it
 		case k == "posters":
 			n, err := strconv.Atoi(val)
 			if err != nil || n < 1 {
