@@ -23,7 +23,14 @@ type OTLPConfig struct {
 	MaxAttributeBytes int           // a longer string attribute is ignored and counted (-otlp-max-attribute-bytes); 0 = 64 KiB
 	PairWindow        time.Duration // how long a linkable span waits for its other side (-otlp-pair-window); 0 = no wait
 	PairCapacity      int           // spans held or remembered for pairing at most (-otlp-pair-capacity); 0 = 100000
+	PairMaxBytes      int64         // memory of held and remembered spans at most (-otlp-pair-max-bytes); 0 = DefaultPairMaxBytes
 }
+
+// DefaultPairMaxBytes bounds the span pairer's memory by default: about
+// 9,000 remembered rows of the traffic generator's calls (their arguments
+// and results). More costs throughput at full speed: the collector marks
+// every remembered row (BENCHMARKS.md).
+const DefaultPairMaxBytes = 16 << 20
 
 // Defaults of OTLPConfig and fixed facts of the OTLP decoder.
 const (
@@ -59,6 +66,9 @@ func (c OTLPConfig) withDefaults() OTLPConfig {
 	}
 	if c.PairCapacity <= 0 {
 		c.PairCapacity = defaultPairCapacity
+	}
+	if c.PairMaxBytes <= 0 {
+		c.PairMaxBytes = DefaultPairMaxBytes
 	}
 	return c
 }

@@ -65,7 +65,7 @@ func marshalTraces(tb testing.TB, td ptrace.Traces) []byte {
 // semconv server span without a parent); lines that are not tools/call are
 // skipped.
 func benchSpan(td ptrace.Traces, line []byte, id uint64) error {
-	_, err := traffic.AppendServerSpan(td, line, id)
+	_, err := traffic.AppendServerSpan(td, line, id, false)
 	return err
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -228,9 +229,14 @@ type identity struct {
 	ingestedMs int64
 }
 
+// identityOf returns the identity of c's row. Its strings are copies in one
+// allocation: c's strings share one buffer with its arguments and message,
+// which a remembered identity would otherwise keep alive.
 func identityOf(c *Call) identity {
-	return identity{timeMs: c.TimeMs, tenant: c.Tenant, server: c.Server, tool: c.Tool,
-		sessionKey: c.SessionKey, callID: c.CallID, ingestedMs: c.IngestedMs}
+	buf := strings.Join([]string{c.Tenant, c.Server, c.Tool, c.SessionKey}, "")
+	a, b, d := len(c.Tenant), len(c.Tenant)+len(c.Server), len(c.Tenant)+len(c.Server)+len(c.Tool)
+	return identity{timeMs: c.TimeMs, tenant: buf[:a], server: buf[a:b], tool: buf[b:d],
+		sessionKey: buf[d:], callID: c.CallID, ingestedMs: c.IngestedMs}
 }
 
 // Pair entry states.
@@ -248,6 +254,24 @@ type pairEntry struct {
 	state  uint8
 	merged bool // both sides are in the row
 	id     identity
+	size   int64 // footprint counted in pairer.bytes while held or kept
+}
+
+// entryOverhead is the memory of a pair entry besides the strings of its
+// facts: the entry, its index keys and map slots, and the identity.
+const entryOverhead = 640
+
+// footprint estimates the heap bytes e holds: its facts' strings and a
+// fixed overhead. The byte budget of the pairer is counted in these.
+func (e *pairEntry) footprint() int64 {
+	f := &e.f
+	n := entryOverhead + len(f.name) + len(f.tenant) + len(f.server) + len(f.tool) + len(f.session) + len(f.conv) +
+		len(f.client) + len(f.proto) + len(f.reqID) + len(f.args) + len(f.localErr) + len(f.rpcMsg) + len(f.result) +
+		8*len(f.links) + 32*len(e.keys) + len(e.id.tenant) + len(e.id.server) + len(e.id.tool) + len(e.id.sessionKey)
+	for _, t := range f.texts {
+		n += 16 + len(t)
+	}
+	return int64(n)
 }
 
 // pairer holds linkable spans across export requests. A held span waits
@@ -256,19 +280,51 @@ type pairEntry struct {
 // key, later version) instead of adding one. Both queues are FIFO in due
 // order because the window and the memory are fixed. The receiver's
 // methods lock mu around every use.
+//
+// Memory is bounded twice: at most capacity entries held and capacity
+// remembered, and at most maxBytes (footprint) in all. A span is not held
+// when the held entries alone would pass maxBytes (it is stored at once,
+// as when capacity is reached), and the oldest remembered rows are
+// forgotten while the total is over it. Remembered rows carry their
+// arguments and result, a few KB each: without the byte bound the default
+// capacity alone could hold half a gigabyte and starve the collector.
 type pairer struct {
-	mu       sync.Mutex
-	window   time.Duration
-	capacity int
-	idx      map[linkKey]*pairEntry
-	held     []*pairEntry
-	kept     []*pairEntry
-	nHeld    int
-	nKept    int
+	mu        sync.Mutex
+	window    time.Duration
+	capacity  int
+	maxBytes  int64
+	idx       map[linkKey]*pairEntry
+	held      []*pairEntry
+	kept      []*pairEntry
+	nHeld     int
+	nKept     int
+	bytes     int64 // footprint of held and kept entries
+	heldBytes int64 // of those, held
 }
 
-func newPairer(window time.Duration, capacity int) *pairer {
-	return &pairer{window: window, capacity: capacity, idx: map[linkKey]*pairEntry{}}
+func newPairer(window time.Duration, capacity int, maxBytes int64) *pairer {
+	return &pairer{window: window, capacity: capacity, maxBytes: maxBytes, idx: map[linkKey]*pairEntry{}}
+}
+
+// canHold reports whether f may be held as well as the extra bytes already
+// promised to other holds of the same request.
+func (p *pairer) canHold(f *spanFacts, keys []linkKey, promised int64) (int64, bool) {
+	e := pairEntry{f: *f, keys: keys}
+	n := e.footprint()
+	return n, p.heldBytes+promised+n <= p.maxBytes
+}
+
+// account sets e's footprint after its facts or state changed.
+func (p *pairer) account(e *pairEntry) {
+	if e.state == entryGone {
+		return
+	}
+	n := e.footprint()
+	p.bytes += n - e.size
+	if e.state == entryHeld {
+		p.heldBytes += n - e.size
+	}
+	e.size = n
 }
 
 // Relations between a call in the pairer and a new span's call.
@@ -325,17 +381,28 @@ func (p *pairer) hold(f spanFacts, keys []linkKey, now time.Time) {
 	p.register(e, keys)
 	p.held = append(p.held, e)
 	p.nHeld++
+	p.account(e)
 }
 
-// keep remembers an emitted row. It forgets the oldest rows past capacity.
+// keep remembers an emitted row; trim then forgets the oldest rows past
+// capacity or past the byte budget.
 func (p *pairer) keep(e *pairEntry, id identity, now time.Time) {
 	if e.state == entryHeld {
 		p.nHeld--
+		p.heldBytes -= e.size
 	}
 	e.state, e.id, e.due = entryKept, id, now.Add(pairMemory)
 	p.kept = append(p.kept, e)
 	p.nKept++
-	for p.nKept > p.capacity && len(p.kept) > 0 {
+	p.account(e)
+}
+
+// trim forgets the oldest remembered rows while there are more than
+// capacity or the footprint is over maxBytes. Callers trim once they have
+// applied every change of a request, so that no entry a request refers to
+// is forgotten in the middle of it.
+func (p *pairer) trim() {
+	for (p.nKept > p.capacity || p.bytes > p.maxBytes) && len(p.kept) > 0 {
 		p.forget(p.kept[0])
 		p.kept = p.kept[1:]
 	}
@@ -348,9 +415,12 @@ func (p *pairer) forget(e *pairEntry) {
 	switch e.state {
 	case entryHeld:
 		p.nHeld--
+		p.heldBytes -= e.size
 	case entryKept:
 		p.nKept--
 	}
+	p.bytes -= e.size
+	e.size = 0
 	e.state = entryGone
 	for _, k := range e.keys {
 		if p.idx[k] == e {

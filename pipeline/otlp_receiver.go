@@ -109,7 +109,7 @@ func NewOTLP(proc *Processor, b *Batcher, m *Metrics, httpCfg HTTPConfig, cfg OT
 	}
 	cfg = cfg.withDefaults()
 	return &OTLP{proc: proc, batcher: b, m: m, http: httpCfg, cfg: cfg, log: log, now: time.Now,
-		pair: newPairer(cfg.PairWindow, cfg.PairCapacity)}
+		pair: newPairer(cfg.PairWindow, cfg.PairCapacity, cfg.PairMaxBytes)}
 }
 
 // NewOTLPGRPCServer returns a gRPC server with the OTLP trace service of o
@@ -247,6 +247,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	var steps []step
 	var deferred []spanFacts
 	room := p.capacity - p.nHeld
+	var promised int64 // footprint of this request's holds
 	met := map[*pairEntry]bool{}
 	for _, f := range linkable {
 		s := step{f: f, keys: f.pairKeys(), call: -1}
@@ -260,8 +261,11 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		case relNone:
 			s.kind = stepEmit
 			if p.window > 0 && room > 0 {
-				s.kind = stepHold
-				room--
+				if n, ok := p.canHold(&s.f, s.keys, promised); ok {
+					s.kind = stepHold
+					room--
+					promised += n
+				}
 			}
 		case relSame:
 			s.kind = stepDuplicate // an exporter retry, or a side the row already has
@@ -324,15 +328,19 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			p.register(s.e, s.keys)
 			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
+			p.account(s.e)
 		case stepFoldHeld:
 			p.register(s.e, s.keys)
 			s.e.f = s.f
+			p.account(s.e)
 		case stepFoldKept:
 			p.register(s.e, s.keys)
 			s.e.f = s.f
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
+			p.account(s.e)
 		}
 	}
+	p.trim()
 	return len(steps), deferred, nil
 }
 
@@ -393,6 +401,7 @@ func (o *OTLP) release(all bool) bool {
 		for i, e := range built {
 			p.keep(e, identityOf(&calls[i]), now)
 		}
+		p.trim()
 	}
 	p.compact(now)
 	return true

@@ -5,12 +5,14 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -721,4 +723,69 @@ func TestOTLPGRPC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOTLPPairerStaysWithinItsByteBudget: remembered rows are forgotten,
+// oldest first, once their footprint passes PairMaxBytes, and a span is not
+// held when the held spans alone would pass it; a late side of a row still
+// remembered merges into it, one of a forgotten row makes a row of its own.
+func TestOTLPPairerStaysWithinItsByteBudget(t *testing.T) {
+	// The i-th call: its own trace and request id, both sides.
+	call := func(s testSpan, i int) testSpan {
+		s.trace = byte(100 + i)
+		s.attrs = maps.Clone(s.attrs)
+		s.attrs["jsonrpc.request.id"] = strconv.Itoa(i)
+		return s
+	}
+	server := func(i int) testSpan { return call(serverSide, i) }
+	client := func(i int) testSpan { return call(clientSide, i) }
+	one := pairEntry{f: spanFacts{}}
+	t.Run("remembered rows", func(t *testing.T) {
+		r := newOTLPRig(t, OTLPConfig{PairMaxBytes: 10 * one.footprint()}, 1000)
+		for i := range 40 {
+			r.send(t, server(i))
+			if p := r.o.pair; p.bytes > p.maxBytes || p.bytes <= 0 {
+				t.Fatalf("after %d spans: %d bytes remembered, budget %d", i+1, p.bytes, p.maxBytes)
+			}
+		}
+		_, kept := r.o.pair.counts()
+		if kept == 0 || kept >= 10 {
+			t.Fatalf("%d rows remembered under a budget of 10 empty entries", kept)
+		}
+		r.send(t, client(39)) // its row is remembered: merges
+		r.send(t, client(0))  // forgotten: a row of its own
+		f := final(r.drain(t))
+		if len(f) != 41 {
+			t.Fatalf("%d rows after FINAL, want 40 server rows and the forgotten call's client row", len(f))
+		}
+		sides := map[string]int{}
+		for _, c := range f {
+			sides[c.Side]++
+		}
+		if sides["both"] != 1 || sides["client"] != 1 || sides["server"] != 39 {
+			t.Fatalf("sides %v, want 1 merged, 1 client alone, 39 server", sides)
+		}
+	})
+	t.Run("held spans", func(t *testing.T) {
+		r := newOTLPRig(t, OTLPConfig{PairWindow: time.Hour, PairMaxBytes: 10 * one.footprint()}, 1000)
+		for i := range 40 {
+			r.send(t, client(i))
+		}
+		held := r.o.Held()
+		if held == 0 || held >= 10 || r.b.Queued() != 40-held {
+			t.Fatalf("%d held and %d queued of 40 under a budget of 10 empty entries", held, r.b.Queued())
+		}
+		if p := r.o.pair; p.heldBytes > p.maxBytes || p.bytes > p.maxBytes {
+			t.Fatalf("held %d bytes, %d in all, budget %d", p.heldBytes, p.bytes, p.maxBytes)
+		}
+		if err := r.o.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if rows := r.drain(t); len(rows) != 40 {
+			t.Fatalf("%d rows after Flush, want 40", len(rows))
+		}
+		if p := r.o.pair; p.heldBytes != 0 {
+			t.Fatalf("%d held bytes counted after Flush", p.heldBytes)
+		}
+	})
 }

@@ -37,16 +37,19 @@ type captureLine struct {
 	} `json:"response"`
 }
 
-// AppendServerSpan adds to td the span that a semconv-instrumented server exports for
-// the call of one capture line: tenant and service as resource attributes,
-// arguments and result as gen_ai.tool.call.*, a JSON-RPC error as
-// error.type, a call without an answer as error.type "timeout". Every call
-// is a server span without a parent, so ingest stores it at once: a client
-// span would wait -otlp-pair-window for its server side (docs/otel.md), a
-// fixed delay that says nothing about throughput. It reports false for a
-// line that is not a tools/call. The span and trace ids are derived from
-// id: give each span its own.
-func AppendServerSpan(td ptrace.Traces, line []byte, id uint64) (bool, error) {
+// AppendServerSpan adds to td the span that a semconv-instrumented server
+// exports for the call of one capture line: tenant and service as resource
+// attributes, arguments and result as gen_ai.tool.call.*, a JSON-RPC error
+// as error.type, a call without an answer as error.type "timeout". With
+// parent, the span has a parent span id, as a server span whose client
+// propagated its trace context does: ingest stores it at once and also
+// remembers it for the client's side (docs/otel.md). Without, it is a root
+// span that ingest only stores. It is never a client span, which would
+// wait -otlp-pair-window for its server side, a fixed delay that says
+// nothing about throughput. It reports false for a line that is not a
+// tools/call. The span and trace ids are derived from id: give each span
+// its own.
+func AppendServerSpan(td ptrace.Traces, line []byte, id uint64, parent bool) (bool, error) {
 	var c captureLine
 	if err := json.Unmarshal(line, &c); err != nil {
 		return false, fmt.Errorf("capture line: %w", err)
@@ -71,6 +74,11 @@ func AppendServerSpan(td ptrace.Traces, line []byte, id uint64) (bool, error) {
 	tid[0] = 1
 	sp.SetTraceID(tid)
 	sp.SetSpanID(sid)
+	if parent {
+		psid := sid
+		psid[0] = 0xc1 // the client's span: another id in the same trace
+		sp.SetParentSpanID(psid)
+	}
 	sp.SetName("tools/call " + c.Request.Params.Name)
 	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 	if c.DurationMs != nil {

@@ -21,7 +21,7 @@ import (
 
 // payload is one encoding of the benchmark's calls, cut into request bodies.
 type payload struct {
-	name        string   // "ndjson", "ndjson+gzip", "otlp", "otlp+gzip"
+	name        string   // "ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked"
 	path        string   // "/v1/calls" or "/v1/traces"
 	contentType string   // of each body
 	gzip        bool     // bodies are gzip-compressed (Content-Encoding: gzip)
@@ -80,31 +80,15 @@ func prepare(n, perBody int, dir string) (*dataset, error) {
 	nd.wireBytes = nd.rawBytes
 	d.ndjson = nd.rawBytes
 
-	ot := &payload{name: "otlp", path: "/v1/traces", contentType: "application/x-protobuf"}
-	spanID := uint64(0)
-	for i := 0; i < len(lines); i += perBody {
-		td := ptrace.NewTraces()
-		spans := 0
-		for _, l := range lines[i:min(i+perBody, len(lines))] {
-			spanID++
-			ok, err := traffic.AppendServerSpan(td, l, spanID)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				spans++
-			}
-		}
-		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-		if err != nil {
-			return nil, fmt.Errorf("marshal OTLP request: %w", err)
-		}
-		ot.bodies = append(ot.bodies, body)
-		ot.calls = append(ot.calls, spans)
-		ot.rawBytes += int64(len(body))
+	ot, err := otlpPayload("otlp", lines, perBody, false)
+	if err != nil {
+		return nil, err
 	}
-	ot.wireBytes = ot.rawBytes
-	d.payloads = []*payload{nd, gzipped(nd), ot, gzipped(ot)}
+	linked, err := otlpPayload("otlp-linked", lines, perBody, true)
+	if err != nil {
+		return nil, err
+	}
+	d.payloads = []*payload{nd, gzipped(nd), ot, gzipped(ot), linked}
 
 	d.jsonRows = dir + "/calls.jsonl"
 	d.calls, d.rowBytes, err = writeRows(lines, d.jsonRows)
@@ -218,4 +202,36 @@ func appendRow(b []byte, cols []string, vals []any) []byte {
 func appendJSONString(b []byte, s string) []byte {
 	j, _ := json.Marshal(s) // a string always marshals
 	return append(b, j...)
+}
+
+// otlpPayload is lines as OTLP/HTTP protobuf bodies of perBody server spans
+// each (traffic.AppendServerSpan); with linked, every span has a parent
+// (its client's span), so that ingest remembers it for pairing, as it does
+// for real instrumentations that propagate trace context.
+func otlpPayload(name string, lines [][]byte, perBody int, linked bool) (*payload, error) {
+	ot := &payload{name: name, path: "/v1/traces", contentType: "application/x-protobuf"}
+	spanID := uint64(0)
+	for i := 0; i < len(lines); i += perBody {
+		td := ptrace.NewTraces()
+		spans := 0
+		for _, l := range lines[i:min(i+perBody, len(lines))] {
+			spanID++
+			ok, err := traffic.AppendServerSpan(td, l, spanID, linked)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				spans++
+			}
+		}
+		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			return nil, fmt.Errorf("marshal OTLP request: %w", err)
+		}
+		ot.bodies = append(ot.bodies, body)
+		ot.calls = append(ot.calls, spans)
+		ot.rawBytes += int64(len(body))
+	}
+	ot.wireBytes = ot.rawBytes
+	return ot, nil
 }

@@ -85,7 +85,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.sustainedRate, "sustained-rate", 0, "calls/s of the paced run that measures peak RSS at a sustained rate; 0 is half the NDJSON rate just measured")
 	fs.IntVar(&c.overloadPosters, "overload-posters", 32, "concurrent clients of the overload run, which resend every 503 after a short backoff")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for the calls of one run to be queryable")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, otlp, otlp+gzip)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, otlp, otlp+gzip, otlp-linked)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
@@ -381,7 +381,7 @@ type variant struct {
 }
 
 // payloadNames are the payloads prepare makes, for payload=NAME.
-var payloadNames = []string{"ndjson", "ndjson+gzip", "otlp", "otlp+gzip"}
+var payloadNames = []string{"ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked"}
 
 // parseVariant reads one -variants entry: space-separated ingest flags,
 // with posters=N, payload=NAME, bin=PATH and NAME=value (environment)

@@ -36,7 +36,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	if limit, set, err := cfg.ops.heapLimit(getenv, cfg.batch.QueueCapacity); err != nil {
+	if limit, set, err := cfg.ops.heapLimit(getenv, cfg.batch.QueueCapacity, cfg.otlp.PairMaxBytes); err != nil {
 		return err
 	} else if set {
 		debug.SetMemoryLimit(limit)

@@ -84,22 +84,24 @@ func TestHeapLimit(t *testing.T) {
 	for _, tc := range []struct {
 		flag, env string
 		queue     int
+		pair      int64
 		want      int64
 		set       bool
 		err       bool
 	}{
-		{"", "", 100000, 256 << 20, true, false},
-		{"", "", 5000, 256 << 20, true, false},
-		{"", "", 200000, 512 << 20, true, false},
-		{"", "1GiB", 100000, 0, false, false}, // GOMEMLIMIT stays in charge
-		{"512MiB", "1GiB", 100000, 512 << 20, true, false},
-		{"1GiB", "", 100000, 1 << 30, true, false},
-		{"300000000", "", 100000, 300000000, true, false},
-		{"64KiB", "", 100000, 64 << 10, true, false},
-		{"off", "", 100000, math.MaxInt64, true, false},
-		{"lots", "", 100000, 0, false, true},
-		{"-5MiB", "", 100000, 0, false, true},
-		{"9999999TiB", "", 100000, 0, false, true},
+		{"", "", 100000, 16 << 20, 288 << 20, true, false},
+		{"", "", 5000, 16 << 20, 288 << 20, true, false},
+		{"", "", 100000, 64 << 20, 384 << 20, true, false},
+		{"", "", 200000, 16 << 20, 544 << 20, true, false},
+		{"", "1GiB", 100000, 16 << 20, 0, false, false}, // GOMEMLIMIT stays in charge
+		{"512MiB", "1GiB", 100000, 16 << 20, 512 << 20, true, false},
+		{"1GiB", "", 100000, 16 << 20, 1 << 30, true, false},
+		{"300000000", "", 100000, 16 << 20, 300000000, true, false},
+		{"64KiB", "", 100000, 16 << 20, 64 << 10, true, false},
+		{"off", "", 100000, 16 << 20, math.MaxInt64, true, false},
+		{"lots", "", 100000, 16 << 20, 0, false, true},
+		{"-5MiB", "", 100000, 16 << 20, 0, false, true},
+		{"9999999TiB", "", 100000, 16 << 20, 0, false, true},
 	} {
 		o := &opsConfig{memoryLimit: tc.flag}
 		got, set, err := o.heapLimit(func(k string) string {
@@ -107,7 +109,7 @@ func TestHeapLimit(t *testing.T) {
 				return tc.env
 			}
 			return ""
-		}, tc.queue)
+		}, tc.queue, tc.pair)
 		if (err != nil) != tc.err || got != tc.want || set != tc.set {
 			t.Errorf("-memory-limit %q, GOMEMLIMIT %q: %d, %v, %v; want %d, %v, error %v", tc.flag, tc.env, got, set, err, tc.want, tc.set, tc.err)
 		}
