@@ -27,8 +27,8 @@ type OTLPConfig struct {
 }
 
 // DefaultPairMaxBytes bounds the span pairer's memory by default: about
-// 9,000 remembered rows of the traffic generator's calls (their arguments
-// and results). More costs throughput at full speed: the collector marks
+// 13,000 remembered rows of the traffic generator's calls (1.25 KB each
+// with their arguments and results). More costs throughput at full speed: the collector marks
 // every remembered row (BENCHMARKS.md).
 const DefaultPairMaxBytes = 16 << 20
 
