@@ -438,3 +438,29 @@ func TestOTLPFlushSpoolsHeldSpansWhileClickHouseIsDown(t *testing.T) {
 		t.Error("Flush did not append the held span to the spool")
 	}
 }
+
+// TestDecodeRecordBoundsItsCounts: a record whose call or dead-letter
+// count cannot fit in its payload is refused before anything is allocated
+// for it, and the smallest records that do fit decode.
+func TestDecodeRecordBoundsItsCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		record []byte
+		ok     bool
+	}{
+		{"empty", appendRecord(nil, nil, nil), true},
+		{"one empty call", appendRecord(nil, []Call{{}}, nil), true},
+		{"one empty dead letter", appendRecord(nil, nil, []DeadLetter{{}}), true},
+		{"a million calls in 60 bytes", append([]byte{recordVersion, 0xc0, 0x84, 0x3d, 0}, make([]byte, 55)...), false},
+		{"two calls in the bytes of one", append([]byte{recordVersion, 2, 0}, appendRecord(nil, []Call{{}}, nil)[3:]...), false},
+		{"a thousand dead letters in 100 bytes", append([]byte{recordVersion, 0, 0xe8, 0x07}, make([]byte, 96)...), false},
+	} {
+		calls, dead, err := decodeRecord(tc.record, nil, nil)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %d calls, %d dead letters, error %v; want ok %v", tc.name, len(calls), len(dead), err, tc.ok)
+		}
+		if !tc.ok && (cap(calls) > 0 || !errors.Is(err, errBadRecord)) {
+			t.Errorf("%s: room for %d calls allocated, error %v", tc.name, cap(calls), err)
+		}
+	}
+}

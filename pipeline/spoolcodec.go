@@ -124,9 +124,10 @@ func decodeRecord(p []byte, calls []Call, dead []DeadLetter) ([]Call, []DeadLett
 	}
 	r := &recordReader{p: p[1:]}
 	nc, nd := r.uvarint(), r.uvarint()
-	// Each call takes at least 40 bytes and each dead letter 6: bound the
-	// counts by the payload before allocating.
-	if r.err != nil || nc > uint64(len(r.p)) || nd > uint64(len(r.p)) {
+	// Each call takes at least 40 bytes and each dead letter 6 (47 and 12
+	// when empty): bound the counts by the payload before allocating, so
+	// that a damaged count cannot ask for 500 bytes of Calls per byte read.
+	if r.err != nil || nc > uint64(len(r.p))/40 || nd > uint64(len(r.p))/6 {
 		return calls, dead, fmt.Errorf("%w: bad counts", errBadRecord)
 	}
 	calls = growCalls(calls, int(nc))
