@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +33,7 @@ type Ingest struct {
 	// Batcher copies what it queues, so a request's slice is reused by the
 	// next one instead of being grown from nothing each time.
 	bodies sync.Pool
+	gzip   gzipPool
 }
 
 // maxPooledCalls is the largest per-request call slice Ingest keeps for
@@ -107,11 +107,11 @@ func (h *Ingest) calls(r *http.Request) (Result, error) {
 	switch enc := r.Header.Get("Content-Encoding"); enc {
 	case "", "identity":
 	case "gzip":
-		zr, err := gzip.NewReader(body)
+		zr, err := h.gzip.reader(body)
 		if err != nil {
 			return Result{}, &httpError{http.StatusBadRequest, "bad_gzip", "gzip body: " + err.Error()}
 		}
-		defer zr.Close()
+		defer h.gzip.put(zr)
 		body = &limitedReader{r: zr, left: h.cfg.MaxDecompressedBytes}
 	default:
 		return Result{}, &httpError{http.StatusUnsupportedMediaType, "content_encoding",

@@ -95,6 +95,37 @@ func TestIngestHTTP(t *testing.T) {
 	}
 }
 
+// TestIngestReusesItsGzipReaders sends gzip bodies one after another to
+// one handler, which reuses its readers and call slices: a broken body or
+// a bomb in between must leave the next body decoded as if it came alone.
+func TestIngestReusesItsGzipReaders(t *testing.T) {
+	h, b := newTestIngest(t, 1000, HTTPConfig{MaxBodyBytes: 4096, MaxDecompressedBytes: 16384})
+	bomb := gz(strings.Repeat(goodLine+"\n", 200))
+	queued := 0
+	for i, tc := range []struct {
+		body   []byte
+		status int
+		calls  int
+	}{
+		{gz(goodLine + "\n" + goodLine), 200, 2},
+		{[]byte("not gzip"), 400, 0},
+		{gz(goodLine), 200, 1},
+		{bomb, 413, 0},
+		{gz(goodLine + "\n" + goodLine + "\n" + goodLine), 200, 3},
+		{gz(goodLine + "\n")[:20], 400, 0}, // cut short
+		{gz(goodLine), 200, 1},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/v1/calls", bytes.NewReader(tc.body))
+		req.Header.Set("Content-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		queued += tc.calls
+		if rec.Code != tc.status || b.Queued() != queued {
+			t.Fatalf("body %d: %d %s, %d queued; want %d, %d queued", i, rec.Code, rec.Body, b.Queued(), tc.status, queued)
+		}
+	}
+}
+
 func TestIngestDeadLettersCarryTheReason(t *testing.T) {
 	ins := &memInserter{}
 	m := NewMetrics(prometheus.NewRegistry())

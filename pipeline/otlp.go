@@ -28,8 +28,8 @@ type OTLPConfig struct {
 
 // DefaultPairMaxBytes bounds the span pairer's memory by default: about
 // 13,000 remembered rows of the traffic generator's calls (1.25 KB each
-// with their arguments and results). More costs throughput at full speed: the collector marks
-// every remembered row (BENCHMARKS.md).
+// with their arguments and results). More costs throughput at full speed:
+// the collector marks every remembered row (BENCHMARKS.md).
 const DefaultPairMaxBytes = 16 << 20
 
 // Defaults of OTLPConfig and fixed facts of the OTLP decoder.

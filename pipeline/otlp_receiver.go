@@ -535,11 +535,11 @@ func (o *OTLP) traces(r *http.Request, ct *string) (ptraceotlp.ExportResponse, e
 	switch enc := r.Header.Get("Content-Encoding"); enc {
 	case "", "identity":
 	case "gzip":
-		zr, err := o.pool.gzipReader(body)
+		zr, err := o.pool.gzip.reader(body)
 		if err != nil {
 			return none, &httpError{http.StatusBadRequest, "bad_gzip", "gzip body: " + err.Error()}
 		}
-		defer o.pool.putGzip(zr)
+		defer o.pool.gzip.put(zr)
 		body = &limitedReader{r: zr, left: o.http.MaxDecompressedBytes}
 		size = -1
 	default:

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"compress/gzip"
 	"io"
 	"sync"
 )
@@ -30,7 +29,7 @@ type otlpScratch struct {
 // scratchPool hands out otlpScratch values of one receiver.
 type scratchPool struct {
 	scratch sync.Pool // *otlpScratch
-	gzip    sync.Pool // *gzip.Reader
+	gzip    gzipPool
 }
 
 func (p *scratchPool) get() *otlpScratch {
@@ -50,23 +49,6 @@ func (p *scratchPool) put(s *otlpScratch) {
 	}
 	s.body = s.body[:0]
 	p.scratch.Put(s)
-}
-
-// gzipReader returns a gzip reader of r, reused when one is free. Its
-// error is gzip.NewReader's.
-func (p *scratchPool) gzipReader(r io.Reader) (*gzip.Reader, error) {
-	if zr, ok := p.gzip.Get().(*gzip.Reader); ok {
-		if err := zr.Reset(r); err != nil {
-			return nil, err
-		}
-		return zr, nil
-	}
-	return gzip.NewReader(r)
-}
-
-func (p *scratchPool) putGzip(zr *gzip.Reader) {
-	_ = zr.Close() // only reports a decompression error already seen
-	p.gzip.Put(zr)
 }
 
 // readAllInto reads r to its end into buf[:0], growing it as io.ReadAll
