@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,11 @@ type Inserter interface {
 // flight: while ClickHouse writes one batch, the next is encoded and sent.
 // Only Run starts work; Add never blocks on ClickHouse.
 //
+// The memory queue holds calls encoded, in the spool's record format (about
+// 600 bytes a call, and nothing the garbage collector has to scan), not as
+// Call values (about 1.5 KB and 25 pointers each); each batch is decoded
+// just before its INSERT, its strings views of the queued bytes.
+//
 // Without a spool the queue is memory only: when it is full, Add pushes
 // back with ErrBufferFull. With a spool (NewSpooledBatcher) Add first
 // appends the calls to it, so an accepted call survives a crash; calls that
@@ -66,7 +72,8 @@ type Batcher struct {
 
 	commitMu sync.Mutex // held by commit
 	mu       sync.Mutex
-	calls    []Call // queued, not yet taken; taking re-slices the front, so a batch is never copied
+	segs     []seg // queued calls, not yet taken, oldest first
+	nq       int   // calls in segs
 	dead     []DeadLetter
 	inMem    int          // calls in memory: queued plus taken and not yet inserted
 	open     []*job       // taken batches not yet inserted, oldest first
@@ -77,7 +84,7 @@ type Batcher struct {
 	queued   counts       // calls and dead letters ever put in memory
 	done     counts       // of those, inserted (or dead-lettered), oldest first without a gap
 	lastAdd  atomic.Int64 // unix nanoseconds of the last Add that queued calls
-	records  sync.Pool    // *[]byte spool record buffers, reused by Add
+	records  sync.Pool    // *[]byte record buffers Add encodes into, reused
 	// beforeRead, when set, runs in load between taking the position to
 	// read from and reading (tests of the race with Add).
 	beforeRead func()
@@ -99,13 +106,21 @@ type mark struct {
 	at  counts
 }
 
-// job is one batch taken from the queue: its calls (a view of the queue's
-// array, never written again), its dead letters, and the taken counts
-// after it, which done reaches once it and every older job are inserted.
+// seg is a run of queued calls: calls from..to of an encoded record
+// payload (appendRecord's format). A queued payload is never written again,
+// so that the calls decoded from it can view its bytes.
+type seg struct {
+	p        []byte
+	from, to int
+}
+
+// job is one batch taken from the queue: its calls as segs, its dead
+// letters, and the taken counts after it, which done reaches once it and
+// every older job are inserted.
 type job struct {
-	calls    []Call
+	segs     []seg
 	dead     []DeadLetter
-	n        int // calls taken, for the memory count; calls may shrink when rows are dead-lettered
+	n        int // calls taken
 	end      counts
 	inserted bool
 }
@@ -159,20 +174,17 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	if len(calls) == 0 && len(dead) == 0 {
 		return nil
 	}
-	rec := b.records.Get()
-	if rec == nil {
-		rec = new([]byte)
-	}
-	buf := rec.(*[]byte)
+	buf := b.recordBuffer()
 	// The record goes after room for its header, which appendFramed fills.
 	*buf = appendRecord(append((*buf)[:0], make([]byte, recordHeader)...), calls, dead)
+	// The queue keeps a copy of exactly the payload's size; the buffer is
+	// reused.
+	payload := append([]byte(nil), (*buf)[recordHeader:]...)
 	b.mu.Lock()
 	start, end, err := b.sp.appendFramed(*buf)
-	if cap(*buf) <= maxPooledRecord {
-		b.records.Put(rec)
-	}
+	b.putRecordBuffer(buf)
 	if err != nil {
-		b.enqueue(nil, dead)
+		b.enqueue(nil, 0, dead)
 		b.mu.Unlock()
 		reason := "spool_error"
 		switch {
@@ -187,13 +199,13 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	}
 	spilled := false
 	if b.loaded == start && b.inMem+len(calls) <= b.cfg.QueueCapacity {
-		b.enqueue(calls, dead)
+		b.enqueue(payload, len(calls), dead)
 		b.marks = append(b.marks, mark{end: end, at: b.queued})
 		b.loaded = end
 	} else {
 		spilled = true
 	}
-	n, ready := b.inMem, len(b.calls)
+	n, ready := b.inMem, b.nq
 	b.mu.Unlock()
 	b.lastAdd.Store(time.Now().UnixNano())
 	b.m.queued.Set(float64(n))
@@ -215,16 +227,23 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 }
 
 func (b *Batcher) addMemory(calls []Call, dead []DeadLetter) error {
+	var payload []byte
+	if len(calls) > 0 {
+		buf := b.recordBuffer()
+		*buf = appendRecord((*buf)[:0], calls, nil)
+		payload = append([]byte(nil), *buf...)
+		b.putRecordBuffer(buf)
+	}
 	b.mu.Lock()
 	if b.inMem+len(calls) > b.cfg.QueueCapacity {
-		b.enqueue(nil, dead)
+		b.enqueue(nil, 0, dead)
 		b.mu.Unlock()
 		b.m.dropped.WithLabelValues("buffer_full").Add(float64(len(calls)))
 		b.logPushBack("buffer_full", nil)
 		return fmt.Errorf("%w (capacity %d calls): retry later, or raise -queue-capacity", ErrBufferFull, b.cfg.QueueCapacity)
 	}
-	b.enqueue(calls, dead)
-	n, ready := b.inMem, len(b.calls)
+	b.enqueue(payload, len(calls), dead)
+	n, ready := b.inMem, b.nq
 	b.mu.Unlock()
 	b.lastAdd.Store(time.Now().UnixNano())
 	b.m.queued.Set(float64(n))
@@ -248,24 +267,31 @@ func (b *Batcher) logPushBack(reason string, err error) {
 	}
 }
 
-// enqueue appends to the memory queue; mu must be held. The queue's array
-// keeps its spare capacity after a batch is taken from its front, so a
-// steady stream appends without reallocating, and a reallocation copies
-// only the calls not yet taken.
-func (b *Batcher) enqueue(calls []Call, dead []DeadLetter) {
-	if need := len(b.calls) + len(calls); need > cap(b.calls) {
-		// Room for one more batch: a reallocation copies what is queued,
-		// at most QueueCapacity calls, once per BatchSize calls appended,
-		// and the arrays in memory (the queue's and those that batches in
-		// flight still view) stay near what they hold.
-		grown := make([]Call, len(b.calls), need+b.cfg.BatchSize)
-		copy(grown, b.calls)
-		b.calls = grown
+// recordBuffer returns a buffer to encode a record into; putRecordBuffer
+// gives it back.
+func (b *Batcher) recordBuffer() *[]byte {
+	if rec, ok := b.records.Get().(*[]byte); ok {
+		return rec
 	}
-	b.calls = append(b.calls, calls...)
+	return new([]byte)
+}
+
+func (b *Batcher) putRecordBuffer(buf *[]byte) {
+	if cap(*buf) <= maxPooledRecord {
+		b.records.Put(buf)
+	}
+}
+
+// enqueue appends the n calls of the record payload p (which the queue
+// owns from now on) and dead to the memory queue; mu must be held.
+func (b *Batcher) enqueue(p []byte, n int, dead []DeadLetter) {
+	if n > 0 {
+		b.segs = append(b.segs, seg{p: p, to: n})
+	}
+	b.nq += n
 	b.dead = append(b.dead, dead...)
-	b.inMem += len(calls)
-	b.queued.calls += uint64(len(calls))
+	b.inMem += n
+	b.queued.calls += uint64(n)
 	b.queued.dead += uint64(len(dead))
 }
 
@@ -340,7 +366,7 @@ func (b *Batcher) idle() bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.calls) > 0 && len(b.calls) >= b.cfg.BatchSize/10
+	return b.nq > 0 && b.nq >= b.cfg.BatchSize/10
 }
 
 func (b *Batcher) syncEvery(ctx context.Context) {
@@ -456,7 +482,7 @@ func (b *Batcher) flushOnce(ctx context.Context) bool {
 	}
 	b.run(ctx, j)
 	b.mu.Lock()
-	left, loaded := len(b.calls), b.loaded
+	left, loaded := b.nq, b.loaded
 	b.mu.Unlock()
 	return left >= b.cfg.BatchSize || b.sp != nil && loaded.before(b.sp.Head())
 }
@@ -484,12 +510,22 @@ func (b *Batcher) next(force bool) *job {
 		b.retry = b.retry[1:]
 		return j
 	}
-	n := min(len(b.calls), b.cfg.BatchSize)
+	n := min(b.nq, b.cfg.BatchSize)
 	if n == 0 && len(b.dead) == 0 || n < b.cfg.BatchSize && len(b.dead) == 0 && !force && !backlog {
 		return nil
 	}
-	j := &job{calls: b.calls[:n:n], dead: b.dead, n: n}
-	b.calls = b.calls[n:]
+	j := &job{dead: b.dead, n: n}
+	for want := n; want > 0; {
+		s := &b.segs[0]
+		k := min(s.to-s.from, want)
+		j.segs = append(j.segs, seg{p: s.p, from: s.from, to: s.from + k})
+		want -= k
+		if s.from += k; s.from == s.to {
+			b.segs[0] = seg{}
+			b.segs = b.segs[1:]
+		}
+	}
+	b.nq -= n
 	b.dead = nil
 	b.taken.calls += uint64(n)
 	b.taken.dead += uint64(len(j.dead))
@@ -508,12 +544,31 @@ func (b *Batcher) run(ctx context.Context, j *job) {
 		}
 		j.dead = nil
 	}
-	if len(j.calls) > 0 && !b.insertCalls(ctx, j.calls) {
-		b.requeue(j)
-		return
+	if j.n > 0 {
+		if !b.insertCalls(ctx, b.decode(j)) {
+			b.requeue(j)
+			return
+		}
 	}
 	b.finish(j)
 	b.commit()
+}
+
+// decode returns the calls of j's segs, their strings views of the queued
+// records. A record that does not decode cannot come from this process's
+// encoder or from the spool, whose records load checks: its calls are
+// counted as dropped and logged, and the others inserted.
+func (b *Batcher) decode(j *job) []Call {
+	calls := make([]Call, 0, j.n)
+	var arena []string
+	for _, s := range j.segs {
+		var err error
+		if calls, arena, err = decodeCallViews(s.p, s.from, s.to, calls, arena); err != nil {
+			b.m.dropped.WithLabelValues("queue_corrupt").Add(float64(s.to - s.from))
+			b.log.Error("queued record undecodable; its calls are lost", "calls", s.to-s.from, "err", err)
+		}
+	}
+	return calls
 }
 
 // requeue puts a batch cut short by shutdown back, before every batch
@@ -534,8 +589,7 @@ func (b *Batcher) finish(j *job) {
 	b.mu.Lock()
 	j.inserted = true
 	b.inMem -= j.n
-	clear(j.calls) // the strings can go; the array goes with the last view of it
-	j.calls = nil
+	j.segs = nil // the records can go once no other job or seg views them
 	i := 0
 	for i < len(b.open) && b.open[i].inserted {
 		b.done = b.open[i].end
@@ -567,31 +621,41 @@ func (b *Batcher) load() error {
 		return nil
 	}
 	type rec struct {
-		end   SpoolPos
-		calls []Call
-		dead  []DeadLetter
+		end  SpoolPos
+		p    []byte
+		n    int
+		dead []DeadLetter
 	}
 	var recs []rec
+	var check []Call // decoded to check each record, then dropped
+	var arena []string
 	read := 0
 	next, err := b.sp.Read(from, limit, func(p []byte, end SpoolPos) bool {
 		nc, err := recordCalls(p)
 		if err == nil && nc > room && !(empty && len(recs) == 0) {
 			return false
 		}
-		calls, dead, err := decodeRecord(p, nil, nil)
+		var dead []DeadLetter
+		check, arena, dead, err = decodeRecordViews(p, check[:0], arena[:0], nil)
+		r := rec{end: end}
 		if err != nil {
 			// The checksum held, so this is a record of another version
 			// or a bug: count it and move on rather than stall.
 			b.m.spoolErrors.WithLabelValues("corrupt").Inc()
 			b.m.dropped.WithLabelValues("spool_corrupt").Inc()
 			b.log.Error("spool: undecodable record skipped", "end", end, "err", err)
-			calls, dead = nil, nil
+		} else {
+			// p is the spool's read buffer: the queue gets a copy.
+			cloneDeadLetters(dead)
+			r.p, r.n, r.dead = append([]byte(nil), p...), len(check), dead
 		}
-		recs = append(recs, rec{end: end, calls: calls, dead: dead})
-		room -= len(calls)
-		read += len(calls)
+		recs = append(recs, r)
+		room -= r.n
+		read += r.n
 		return true
 	})
+	clear(check)
+	clear(arena)
 	b.mu.Lock()
 	for _, r := range recs {
 		if !b.loaded.before(r.end) {
@@ -599,7 +663,7 @@ func (b *Batcher) load() error {
 			// nothing waited on disk, Add queues directly.
 			continue
 		}
-		b.enqueue(r.calls, r.dead)
+		b.enqueue(r.p, r.n, r.dead)
 		b.marks = append(b.marks, mark{end: r.end, at: b.queued})
 	}
 	if b.loaded.before(next) {
@@ -720,6 +784,7 @@ func rejectedCall(c *Call, err error) DeadLetter {
 		payload = []byte(fmt.Sprintf("%+v", *c))
 	}
 	reason := "insert refused by clickhouse: " + err.Error()
-	return DeadLetter{Received: time.Now().UTC(), Tenant: c.Tenant, Source: c.Source, Reason: reason[:utf8Cut([]byte(reason), 1024)],
+	// The call's strings view a queued record: the dead letter gets copies.
+	return DeadLetter{Received: time.Now().UTC(), Tenant: strings.Clone(c.Tenant), Source: strings.Clone(c.Source), Reason: reason[:utf8Cut([]byte(reason), 1024)],
 		Payload: string(payload[:utf8Cut(payload, MaxDeadLetterPayload)])}
 }

@@ -3,8 +3,11 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -136,5 +139,46 @@ func TestBatcherDrainFlushesAndHonoursItsDeadline(t *testing.T) {
 	defer cancel()
 	if err := b.Drain(ctx); err == nil || b.Queued() != 3 {
 		t.Errorf("Drain against a dead ClickHouse: err %v, %d queued; want an error and the calls kept", err, b.Queued())
+	}
+}
+
+// TestBatcherKeepsWhatAddWasGivenNotTheCallersMemory reuses everything the
+// caller passed to Add, the arrays behind ArgKeys and ArgValues included,
+// before the calls are inserted: the queue holds the calls encoded, so what
+// is inserted is what Add was given, in memory-only and spooled modes.
+func TestBatcherKeepsWhatAddWasGivenNotTheCallersMemory(t *testing.T) {
+	for _, spooled := range []bool{false, true} {
+		ins := &memInserter{}
+		m := NewMetrics(prometheus.NewRegistry())
+		var sp *Spool
+		if spooled {
+			sp, _ = openTestSpool(t, t.TempDir(), SpoolConfig{})
+		}
+		b := NewSpooledBatcher(ins, sp, BatchConfig{BatchSize: 4, QueueCapacity: 100, FlushEvery: time.Hour}, m, quietLog())
+		var want []Call
+		calls := make([]Call, 3)
+		var keys, values [3][2]string // each round writes them again
+		for round := range 3 {
+			for i := range calls {
+				keys[i] = [2]string{"department", "q"}
+				values[i] = [2]string{fmt.Sprint("finance-", round, i), fmt.Sprint("报销-", round, i)}
+				calls[i] = Call{TimeMs: int64(10*round + i), Tool: fmt.Sprint("tool-", i), ArgKeys: keys[i][:], ArgValues: values[i][:]}
+				c := calls[i]
+				c.ArgKeys, c.ArgValues = slices.Clone(keys[i][:]), slices.Clone(values[i][:])
+				want = append(want, c)
+			}
+			if err := b.Add(calls, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ins.calls, want) {
+			t.Errorf("spooled %v: inserted calls are not those Add was given:\n got %+v\nwant %+v", spooled, ins.calls, want)
+		}
+		if sp != nil {
+			sp.Close()
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,14 +70,90 @@ func TestSpoolRecordRoundTripsEveryField(t *testing.T) {
 	}
 }
 
+// TestDecodeViewsMatchDecodeRecord holds the copying decoder (spool tests,
+// and what a record means) and the viewing ones (the queue's INSERTs and
+// spool loads) to the same result, and checks that the views copy nothing.
+func TestDecodeViewsMatchDecodeRecord(t *testing.T) {
+	calls := []Call{fullCall(t, 1), {ArgKeys: []string{}, Time: time.Unix(0, 0).UTC()}, fullCall(t, 2), fullCall(t, 3)}
+	dead := []DeadLetter{{Received: time.Date(2026, 11, 29, 10, 0, 0, 5, time.UTC), Tenant: "t", Source: "capture", Line: 7, Reason: "r", Payload: "{oops"}}
+	p := appendRecord(nil, calls, dead)
+	want, wantDead, err := decodeRecord(p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, arena, gotDead, err := decodeRecordViews(p, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotDead, wantDead) {
+		t.Fatalf("decodeRecordViews differs from decodeRecord\n got %+v\nwant %+v", got, want)
+	}
+	if len(arena) != 18 {
+		t.Errorf("arena holds %d strings, want the 18 of the calls' ArgKeys and ArgValues", len(arena))
+	}
+	inside := func(s string) bool {
+		d := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		lo := uintptr(unsafe.Pointer(&p[0]))
+		return d >= lo && d+uintptr(len(s)) <= lo+uintptr(len(p))
+	}
+	v := reflect.ValueOf(got[0])
+	for i := 0; i < v.NumField(); i++ {
+		if f := v.Field(i); f.Kind() == reflect.String && !inside(f.String()) {
+			t.Errorf("%s is a copy, not a view of the record", v.Type().Field(i).Name)
+		}
+	}
+	if !inside(got[0].ArgValues[2]) || !inside(gotDead[0].Payload) {
+		t.Error("an ArgValues string or a dead letter's payload is a copy, not a view of the record")
+	}
+	for from := 0; from <= len(calls); from++ {
+		for to := from; to <= len(calls); to++ {
+			part, _, err := decodeCallViews(p, from, to, []Call{calls[0]}, nil)
+			if err != nil {
+				t.Fatalf("calls %d-%d: %v", from, to, err)
+			}
+			if !reflect.DeepEqual(part[1:], want[from:to]) && !(from == to && len(part) == 1) {
+				t.Errorf("calls %d-%d differ from decodeRecord's", from, to)
+			}
+			if !reflect.DeepEqual(part[0], calls[0]) {
+				t.Errorf("calls %d-%d: the call already in the slice changed", from, to)
+			}
+		}
+	}
+	for _, r := range [][2]int{{-1, 1}, {2, 1}, {0, 5}} {
+		if _, _, err := decodeCallViews(p, r[0], r[1], nil, nil); err == nil {
+			t.Errorf("calls %d-%d of 4 decoded without error", r[0], r[1])
+		}
+	}
+	for cut := 0; cut < len(p); cut += 7 {
+		if _, _, _, err := decodeRecordViews(p[:cut], nil, nil, nil); err == nil {
+			t.Fatalf("a record cut at %d of %d bytes decoded as views without error", cut, len(p))
+		}
+		if got, _, err := decodeCallViews(p[:cut], 0, len(calls), nil, nil); err == nil && cut < len(p)-50 {
+			t.Fatalf("the calls of a record cut at %d of %d bytes decoded without error", cut, len(p))
+		} else if err != nil && len(got) != 0 {
+			t.Fatalf("a failed decodeCallViews left %d calls appended", len(got))
+		}
+	}
+}
+
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(appendRecord(nil, []Call{fullCall(f, 1)}, []DeadLetter{{Reason: "x"}}))
 	f.Add(appendRecord(nil, nil, nil))
 	f.Add([]byte{recordVersion, 0xff, 0xff, 0xff, 0xff, 0x0f, 0})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		calls, dead, err := decodeRecord(p, nil, nil)
+		views, _, viewDead, verr := decodeRecordViews(p, nil, nil, nil)
+		if (err == nil) != (verr == nil) {
+			t.Fatalf("decodeRecord: %v; decodeRecordViews: %v", err, verr)
+		}
 		if err != nil {
 			return
+		}
+		if !reflect.DeepEqual(views, calls) || !reflect.DeepEqual(viewDead, dead) {
+			t.Fatal("decodeRecordViews differs from decodeRecord")
+		}
+		if part, _, err := decodeCallViews(p, len(calls)/2, len(calls), nil, nil); err != nil || !reflect.DeepEqual(part, calls[len(calls)/2:]) {
+			t.Fatalf("decodeCallViews of the second half: %v", err)
 		}
 		again, againDead, err := decodeRecord(appendRecord(nil, calls, dead), nil, nil)
 		if err != nil || len(again) != len(calls) || len(againDead) != len(dead) {

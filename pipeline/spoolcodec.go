@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+	"unsafe"
 )
 
 // The payload of one spool record is a version byte, the call and dead
@@ -110,31 +112,89 @@ func recordCalls(p []byte) (int, error) {
 
 var errBadRecord = errors.New("malformed spool record")
 
-// recordReader decodes one record payload; the first error sticks.
+// recordReader decodes one record payload; the first error sticks. With
+// view set, strings are views of p instead of copies, and string slices are
+// cut from arena.
 type recordReader struct {
-	p   []byte
-	err error
+	p     []byte
+	err   error
+	view  bool
+	arena []string
 }
 
 // decodeRecord decodes a payload written by appendRecord, appending to
-// calls and dead.
+// calls and dead. The strings are copies: p may be reused afterwards.
 func decodeRecord(p []byte, calls []Call, dead []DeadLetter) ([]Call, []DeadLetter, error) {
-	if len(p) == 0 || p[0] != recordVersion {
-		return calls, dead, fmt.Errorf("%w: version %v", errBadRecord, p[:min(len(p), 1)])
+	r := &recordReader{}
+	return r.record(p, calls, dead)
+}
+
+// decodeRecordViews is decodeRecord without copies: the strings of the
+// calls and dead letters are views of p, and the calls' ArgKeys and
+// ArgValues are cut from arena (returned grown). Everything decoded is
+// valid only while p is not written again.
+func decodeRecordViews(p []byte, calls []Call, arena []string, dead []DeadLetter) ([]Call, []string, []DeadLetter, error) {
+	r := &recordReader{view: true, arena: arena}
+	calls, dead, err := r.record(p, calls, dead)
+	return calls, r.arena, dead, err
+}
+
+// decodeCallViews appends calls from..to (0-based, to exclusive) of the
+// record payload p to calls, copying nothing, as decodeRecordViews does; it
+// reads no further than call to. The Batcher decodes its queued records
+// this way for each INSERT, and never writes a queued record again.
+func decodeCallViews(p []byte, from, to int, calls []Call, arena []string) ([]Call, []string, error) {
+	r := &recordReader{view: true, arena: arena}
+	nc, _, err := r.header(p)
+	if err == nil && (from < 0 || from > to || uint64(to) > nc) {
+		err = fmt.Errorf("%w: calls %d-%d of %d", errBadRecord, from, to, nc)
 	}
-	r := &recordReader{p: p[1:]}
-	nc, nd := r.uvarint(), r.uvarint()
+	if err != nil {
+		return calls, arena, err
+	}
+	var skip Call
+	for range from {
+		mark := len(r.arena)
+		r.call(&skip)
+		r.arena = r.arena[:mark]
+	}
+	calls = growCalls(calls, to-from)
+	for range to - from {
+		calls = append(calls, Call{})
+		r.call(&calls[len(calls)-1])
+	}
+	if r.err != nil {
+		clear(calls[len(calls)-(to-from):])
+		calls = calls[:len(calls)-(to-from)]
+	}
+	return calls, r.arena, r.err
+}
+
+// header checks p's version and reads its counts into r.
+func (r *recordReader) header(p []byte) (nc, nd uint64, err error) {
+	if len(p) == 0 || p[0] != recordVersion {
+		return 0, 0, fmt.Errorf("%w: version %v", errBadRecord, p[:min(len(p), 1)])
+	}
+	r.p = p[1:]
+	nc, nd = r.uvarint(), r.uvarint()
 	// Each call takes at least 40 bytes and each dead letter 6 (47 and 12
 	// when empty): bound the counts by the payload before allocating, so
 	// that a damaged count cannot ask for 500 bytes of Calls per byte read.
 	if r.err != nil || nc > uint64(len(r.p))/40 || nd > uint64(len(r.p))/6 {
-		return calls, dead, fmt.Errorf("%w: bad counts", errBadRecord)
+		return 0, 0, fmt.Errorf("%w: bad counts", errBadRecord)
+	}
+	return nc, nd, nil
+}
+
+func (r *recordReader) record(p []byte, calls []Call, dead []DeadLetter) ([]Call, []DeadLetter, error) {
+	nc, nd, err := r.header(p)
+	if err != nil {
+		return calls, dead, err
 	}
 	calls = growCalls(calls, int(nc))
 	for range nc {
-		var c Call
-		r.call(&c)
-		calls = append(calls, c)
+		calls = append(calls, Call{})
+		r.call(&calls[len(calls)-1])
 	}
 	for range nd {
 		var d DeadLetter
@@ -148,6 +208,15 @@ func decodeRecord(p []byte, calls []Call, dead []DeadLetter) ([]Call, []DeadLett
 		r.err = fmt.Errorf("%w: %d trailing bytes", errBadRecord, len(r.p))
 	}
 	return calls, dead, r.err
+}
+
+// cloneDeadLetters gives dead letters decoded as views strings of their own.
+func cloneDeadLetters(dead []DeadLetter) {
+	for i := range dead {
+		d := &dead[i]
+		d.Tenant, d.Source = strings.Clone(d.Tenant), strings.Clone(d.Source)
+		d.Reason, d.Payload = strings.Clone(d.Reason), strings.Clone(d.Payload)
+	}
 }
 
 func growCalls(s []Call, n int) []Call {
@@ -236,7 +305,14 @@ func (r *recordReader) str() string {
 		r.fail()
 		return ""
 	}
-	s := string(r.p[:n])
+	var s string
+	switch {
+	case n == 0:
+	case r.view:
+		s = unsafe.String(&r.p[0], n)
+	default:
+		s = string(r.p[:n])
+	}
 	r.p = r.p[n:]
 	return s
 }
@@ -251,9 +327,19 @@ func (r *recordReader) strs() []string {
 		r.fail()
 		return nil
 	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = r.str()
+	if !r.view {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = r.str()
+		}
+		return out
 	}
-	return out
+	if n == 0 {
+		return []string{}
+	}
+	start := len(r.arena)
+	for range n {
+		r.arena = append(r.arena, r.str())
+	}
+	return r.arena[start:len(r.arena):len(r.arena)]
 }
