@@ -35,7 +35,7 @@ type BatchConfig struct {
 // Inserter is where batches go: *Writer in production. With
 // BatchConfig.Inserts > 1 its methods are called concurrently.
 type Inserter interface {
-	WriteCalls(ctx context.Context, calls []Call) error
+	WriteBatch(ctx context.Context, calls *Batch) error
 	WriteDeadLetters(ctx context.Context, dls []DeadLetter) error
 }
 
@@ -47,8 +47,8 @@ type Inserter interface {
 //
 // The memory queue holds calls encoded, in the spool's record format (about
 // 600 bytes a call, and nothing the garbage collector has to scan), not as
-// Call values (about 1.5 KB and 25 pointers each); each batch is decoded
-// just before its INSERT, its strings views of the queued bytes.
+// Call values (about 1.5 KB and 25 pointers each); a batch reaches the
+// Inserter so (Batch), and is decoded one block at a time.
 //
 // Without a spool the queue is memory only: when it is full, Add pushes
 // back with ErrBufferFull. With a spool (NewSpooledBatcher) Add first
@@ -84,7 +84,7 @@ type Batcher struct {
 	queued   counts       // calls and dead letters ever put in memory
 	done     counts       // of those, inserted (or dead-lettered), oldest first without a gap
 	lastAdd  atomic.Int64 // unix nanoseconds of the last Add that queued calls
-	records  sync.Pool    // *[]byte record buffers Add encodes into, reused
+	perCall  atomic.Int64 // bytes per call of the last record encoded, to size the next
 	// beforeRead, when set, runs in load between taking the position to
 	// read from and reading (tests of the race with Add).
 	beforeRead func()
@@ -95,10 +95,6 @@ type Batcher struct {
 
 type counts struct{ calls, dead uint64 }
 
-// maxPooledRecord is the largest spool record buffer Add keeps for reuse;
-// the records of a few larger requests are allocated each time.
-const maxPooledRecord = 4 << 20
-
 // mark is the end of one spool record and the queued counts after it: the
 // record is in ClickHouse once done reaches both.
 type mark struct {
@@ -106,19 +102,11 @@ type mark struct {
 	at  counts
 }
 
-// seg is a run of queued calls: calls from..to of an encoded record
-// payload (appendRecord's format). A queued payload is never written again,
-// so that the calls decoded from it can view its bytes.
-type seg struct {
-	p        []byte
-	from, to int
-}
-
-// job is one batch taken from the queue: its calls as segs, its dead
-// letters, and the taken counts after it, which done reaches once it and
-// every older job are inserted.
+// job is one batch taken from the queue: its calls, its dead letters, and
+// the taken counts after it, which done reaches once it and every older job
+// are inserted.
 type job struct {
-	segs     []seg
+	calls    *Batch
 	dead     []DeadLetter
 	n        int // calls taken
 	end      counts
@@ -174,17 +162,14 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	if len(calls) == 0 && len(dead) == 0 {
 		return nil
 	}
-	buf := b.recordBuffer()
-	// The record goes after room for its header, which appendFramed fills.
-	*buf = appendRecord(append((*buf)[:0], make([]byte, recordHeader)...), calls, dead)
-	// The queue keeps a copy of exactly the payload's size; the buffer is
-	// reused.
-	payload := append([]byte(nil), (*buf)[recordHeader:]...)
+	// The record goes after room for its header, which appendFramed fills;
+	// the queue keeps the payload behind it.
+	rec, offs := b.encode(recordHeader, calls, dead)
+	payload := rec[recordHeader:]
 	b.mu.Lock()
-	start, end, err := b.sp.appendFramed(*buf)
-	b.putRecordBuffer(buf)
+	start, end, err := b.sp.appendFramed(rec)
 	if err != nil {
-		b.enqueue(nil, 0, dead)
+		b.enqueue(nil, nil, dead)
 		b.mu.Unlock()
 		reason := "spool_error"
 		switch {
@@ -199,7 +184,7 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	}
 	spilled := false
 	if b.loaded == start && b.inMem+len(calls) <= b.cfg.QueueCapacity {
-		b.enqueue(payload, len(calls), dead)
+		b.enqueue(payload, offs, dead)
 		b.marks = append(b.marks, mark{end: end, at: b.queued})
 		b.loaded = end
 	} else {
@@ -228,21 +213,19 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 
 func (b *Batcher) addMemory(calls []Call, dead []DeadLetter) error {
 	var payload []byte
+	var offs []uint32
 	if len(calls) > 0 {
-		buf := b.recordBuffer()
-		*buf = appendRecord((*buf)[:0], calls, nil)
-		payload = append([]byte(nil), *buf...)
-		b.putRecordBuffer(buf)
+		payload, offs = b.encode(0, calls, nil)
 	}
 	b.mu.Lock()
 	if b.inMem+len(calls) > b.cfg.QueueCapacity {
-		b.enqueue(nil, 0, dead)
+		b.enqueue(nil, nil, dead)
 		b.mu.Unlock()
 		b.m.dropped.WithLabelValues("buffer_full").Add(float64(len(calls)))
 		b.logPushBack("buffer_full", nil)
 		return fmt.Errorf("%w (capacity %d calls): retry later, or raise -queue-capacity", ErrBufferFull, b.cfg.QueueCapacity)
 	}
-	b.enqueue(payload, len(calls), dead)
+	b.enqueue(payload, offs, dead)
 	n, ready := b.inMem, b.nq
 	b.mu.Unlock()
 	b.lastAdd.Store(time.Now().UnixNano())
@@ -267,26 +250,31 @@ func (b *Batcher) logPushBack(reason string, err error) {
 	}
 }
 
-// recordBuffer returns a buffer to encode a record into; putRecordBuffer
-// gives it back.
-func (b *Batcher) recordBuffer() *[]byte {
-	if rec, ok := b.records.Get().(*[]byte); ok {
-		return rec
+// encode returns head zero bytes followed by the record of calls and dead,
+// in a new buffer sized from the records encoded before, so that it is
+// neither copied to fit nor much larger than the record, and the offset of
+// each call in the record.
+func (b *Batcher) encode(head int, calls []Call, dead []DeadLetter) ([]byte, []uint32) {
+	per := b.perCall.Load()
+	if per == 0 {
+		per = 1 << 10
 	}
-	return new([]byte)
+	size := head + 64 + len(calls)*int(per)*9/8 + len(dead)*(MaxDeadLetterPayload/4)
+	offs := make([]uint32, 0, len(calls))
+	rec := appendRecord(make([]byte, head, size), calls, dead, &offs)
+	if len(calls) > 0 && len(dead) == 0 {
+		b.perCall.Store(int64((len(rec) - head + len(calls) - 1) / len(calls)))
+	}
+	return rec, offs
 }
 
-func (b *Batcher) putRecordBuffer(buf *[]byte) {
-	if cap(*buf) <= maxPooledRecord {
-		b.records.Put(buf)
-	}
-}
-
-// enqueue appends the n calls of the record payload p (which the queue
-// owns from now on) and dead to the memory queue; mu must be held.
-func (b *Batcher) enqueue(p []byte, n int, dead []DeadLetter) {
+// enqueue appends the calls of the record payload p, which start at offs
+// (the queue owns both from now on), and dead to the memory queue; mu must
+// be held.
+func (b *Batcher) enqueue(p []byte, offs []uint32, dead []DeadLetter) {
+	n := len(offs)
 	if n > 0 {
-		b.segs = append(b.segs, seg{p: p, to: n})
+		b.segs = append(b.segs, seg{p: p, offs: offs, to: n})
 	}
 	b.nq += n
 	b.dead = append(b.dead, dead...)
@@ -514,11 +502,11 @@ func (b *Batcher) next(force bool) *job {
 	if n == 0 && len(b.dead) == 0 || n < b.cfg.BatchSize && len(b.dead) == 0 && !force && !backlog {
 		return nil
 	}
-	j := &job{dead: b.dead, n: n}
+	j := &job{calls: &Batch{n: n}, dead: b.dead, n: n}
 	for want := n; want > 0; {
 		s := &b.segs[0]
 		k := min(s.to-s.from, want)
-		j.segs = append(j.segs, seg{p: s.p, from: s.from, to: s.from + k})
+		j.calls.segs = append(j.calls.segs, seg{p: s.p, offs: s.offs, from: s.from, to: s.from + k})
 		want -= k
 		if s.from += k; s.from == s.to {
 			b.segs[0] = seg{}
@@ -544,31 +532,12 @@ func (b *Batcher) run(ctx context.Context, j *job) {
 		}
 		j.dead = nil
 	}
-	if j.n > 0 {
-		if !b.insertCalls(ctx, b.decode(j)) {
-			b.requeue(j)
-			return
-		}
+	if j.n > 0 && !b.insertCalls(ctx, j.calls) {
+		b.requeue(j)
+		return
 	}
 	b.finish(j)
 	b.commit()
-}
-
-// decode returns the calls of j's segs, their strings views of the queued
-// records. A record that does not decode cannot come from this process's
-// encoder or from the spool, whose records load checks: its calls are
-// counted as dropped and logged, and the others inserted.
-func (b *Batcher) decode(j *job) []Call {
-	calls := make([]Call, 0, j.n)
-	var arena []string
-	for _, s := range j.segs {
-		var err error
-		if calls, arena, err = decodeCallViews(s.p, s.from, s.to, calls, arena); err != nil {
-			b.m.dropped.WithLabelValues("queue_corrupt").Add(float64(s.to - s.from))
-			b.log.Error("queued record undecodable; its calls are lost", "calls", s.to-s.from, "err", err)
-		}
-	}
-	return calls
 }
 
 // requeue puts a batch cut short by shutdown back, before every batch
@@ -589,7 +558,7 @@ func (b *Batcher) finish(j *job) {
 	b.mu.Lock()
 	j.inserted = true
 	b.inMem -= j.n
-	j.segs = nil // the records can go once no other job or seg views them
+	j.calls = nil // the records can go once no other batch or run views them
 	i := 0
 	for i < len(b.open) && b.open[i].inserted {
 		b.done = b.open[i].end
@@ -623,7 +592,7 @@ func (b *Batcher) load() error {
 	type rec struct {
 		end  SpoolPos
 		p    []byte
-		n    int
+		offs []uint32
 		dead []DeadLetter
 	}
 	var recs []rec
@@ -636,7 +605,8 @@ func (b *Batcher) load() error {
 			return false
 		}
 		var dead []DeadLetter
-		check, arena, dead, err = decodeRecordViews(p, check[:0], arena[:0], nil)
+		var offs []uint32
+		check, arena, dead, err = decodeRecordViews(p, check[:0], arena[:0], nil, &offs)
 		r := rec{end: end}
 		if err != nil {
 			// The checksum held, so this is a record of another version
@@ -647,11 +617,11 @@ func (b *Batcher) load() error {
 		} else {
 			// p is the spool's read buffer: the queue gets a copy.
 			cloneDeadLetters(dead)
-			r.p, r.n, r.dead = append([]byte(nil), p...), len(check), dead
+			r.p, r.offs, r.dead = append([]byte(nil), p...), offs, dead
 		}
 		recs = append(recs, r)
-		room -= r.n
-		read += r.n
+		room -= len(r.offs)
+		read += len(r.offs)
 		return true
 	})
 	clear(check)
@@ -663,7 +633,7 @@ func (b *Batcher) load() error {
 			// nothing waited on disk, Add queues directly.
 			continue
 		}
-		b.enqueue(r.p, r.n, r.dead)
+		b.enqueue(r.p, r.offs, r.dead)
 		b.marks = append(b.marks, mark{end: r.end, at: b.queued})
 	}
 	if b.loaded.before(next) {
@@ -703,12 +673,12 @@ func (b *Batcher) commit() {
 // insertCalls inserts batch, retrying retryable errors until ctx ends. Rows
 // that ClickHouse refuses for good are written to dead_letters instead. It
 // reports false when ctx ended first.
-func (b *Batcher) insertCalls(ctx context.Context, batch []Call) bool {
-	for len(batch) > 0 {
+func (b *Batcher) insertCalls(ctx context.Context, batch *Batch) bool {
+	for batch.Len() > 0 {
 		// An INSERT that has started is not cut short by shutdown: the
 		// server may keep the blocks it already has, and a batch is cheaper
 		// to finish than to send again (-clickhouse-read-timeout bounds it).
-		ok, err := b.attempt(ctx, "calls", func(ctx context.Context) error { return b.ins.WriteCalls(context.WithoutCancel(ctx), batch) })
+		ok, err := b.attempt(ctx, "calls", func(ctx context.Context) error { return b.ins.WriteBatch(context.WithoutCancel(ctx), batch) })
 		if !ok {
 			return false
 		}
@@ -716,23 +686,23 @@ func (b *Batcher) insertCalls(ctx context.Context, batch []Call) bool {
 			return true
 		}
 		var row *RowError
-		if errors.As(err, &row) && row.Index >= 0 && row.Index < len(batch) {
-			if !b.insertDead(ctx, []DeadLetter{rejectedCall(&batch[row.Index], err)}) {
+		if errors.As(err, &row) && row.Index >= 0 && row.Index < batch.Len() {
+			if !b.insertDead(ctx, []DeadLetter{rejectedAt(batch, row.Index, err)}) {
 				return false
 			}
 			b.m.deadLettered.WithLabelValues("bad_row").Inc()
-			batch = append(append([]Call(nil), batch[:row.Index]...), batch[row.Index+1:]...)
+			batch = batch.without(row.Index)
 			continue
 		}
-		dls := make([]DeadLetter, len(batch))
-		for i := range batch {
-			dls[i] = rejectedCall(&batch[i], err)
+		dls := make([]DeadLetter, batch.Len())
+		for i := range dls {
+			dls[i] = rejectedAt(batch, i, err)
 		}
-		b.log.Error("clickhouse refused a batch for good; its calls go to dead_letters", "calls", len(batch), "err", err)
+		b.log.Error("clickhouse refused a batch for good; its calls go to dead_letters", "calls", batch.Len(), "err", err)
 		if !b.insertDead(ctx, dls) {
 			return false
 		}
-		b.m.deadLettered.WithLabelValues("server_rejected").Add(float64(len(batch)))
+		b.m.deadLettered.WithLabelValues("server_rejected").Add(float64(batch.Len()))
 		return true
 	}
 	return true
@@ -774,6 +744,19 @@ func (b *Batcher) attempt(ctx context.Context, table string, insert func(context
 		}
 		backoff = min(2*backoff, b.cfg.MaxBackoff)
 	}
+}
+
+// rejectedAt is the dead letter of call i of batch, refused with err. A
+// call that does not decode (its record is damaged: no encoder of this
+// process writes such a record, and spool loads check theirs) still gets
+// one, with the decode error, so that no call is lost without a trace.
+func rejectedAt(batch *Batch, i int, err error) DeadLetter {
+	c, derr := batch.At(i)
+	if derr != nil {
+		reason := fmt.Sprintf("queued call undecodable (%v) after: %v", derr, err)
+		return DeadLetter{Received: time.Now().UTC(), Reason: reason[:utf8Cut([]byte(reason), 1024)]}
+	}
+	return rejectedCall(&c, err)
 }
 
 // rejectedCall is the dead letter of a call ClickHouse refused: the call as

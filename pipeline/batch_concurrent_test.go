@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// gatedInserter holds every WriteCalls whose first call's TimeMs is in
+// gatedInserter holds every WriteBatch whose first call's TimeMs is in
 // hold until release is closed, and records the most inserts it saw in
 // flight at once.
 type gatedInserter struct {
@@ -23,7 +23,11 @@ type gatedInserter struct {
 	started  chan int64 // first TimeMs of each insert, as it starts
 }
 
-func (g *gatedInserter) WriteCalls(ctx context.Context, calls []Call) error {
+func (g *gatedInserter) WriteBatch(ctx context.Context, b *Batch) error {
+	calls, err := b.Calls()
+	if err != nil {
+		return err
+	}
 	g.mu.Lock()
 	g.inFlight++
 	g.most = max(g.most, g.inFlight)
@@ -43,7 +47,7 @@ func (g *gatedInserter) WriteCalls(ctx context.Context, calls []Call) error {
 			return ctx.Err()
 		}
 	}
-	return g.memInserter.WriteCalls(ctx, calls)
+	return g.memInserter.writeCalls(calls)
 }
 
 func TestBatcherRunsInsertsConcurrentlyAndCommitsTheSpoolInOrder(t *testing.T) {

@@ -25,7 +25,15 @@ type memInserter struct {
 	fail    int
 }
 
-func (m *memInserter) WriteCalls(_ context.Context, calls []Call) error {
+func (m *memInserter) WriteBatch(_ context.Context, b *Batch) error {
+	calls, err := b.Calls()
+	if err != nil {
+		return err
+	}
+	return m.writeCalls(calls)
+}
+
+func (m *memInserter) writeCalls(calls []Call) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail > 0 {

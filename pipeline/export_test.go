@@ -6,8 +6,15 @@ func SetWriterBlocks(w *Writer, rows int, hook func(sent int) error) {
 	w.blockRows, w.beforeFlush = rows, hook
 }
 
-// SortOrder is sortOrder, for tests and benchmarks of the INSERT order.
-func SortOrder(calls []Call) []int32 { return sortOrder(calls) }
+// SortOrder is the order in which WriteBatch sends the calls of b: their
+// sort keys as WriteBatch reads them from the records, sorted.
+func SortOrder(b *Batch) []int32 {
+	keys, _, err := b.sortKeys()
+	if err != nil {
+		panic(err)
+	}
+	return sortOrder(keys)
+}
 
 // DriverRow is the row WriteCalls hands the driver for c.
 func DriverRow(c *Call) []any { var r driverRow; return r.of(c) }

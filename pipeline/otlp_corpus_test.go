@@ -166,7 +166,7 @@ func mutateProto(rng *rand.Rand, b []byte) []byte {
 // otlpDiscard is an Inserter that keeps nothing.
 type otlpDiscard struct{}
 
-func (otlpDiscard) WriteCalls(context.Context, []Call) error             { return nil }
+func (otlpDiscard) WriteBatch(context.Context, *Batch) error             { return nil }
 func (otlpDiscard) WriteDeadLetters(context.Context, []DeadLetter) error { return nil }
 
 // BenchmarkOTLPHTTP posts the spans bench/ingestbench sends (the traffic

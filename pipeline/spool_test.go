@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -49,7 +50,7 @@ func fullCall(t testing.TB, seed int) Call {
 func TestSpoolRecordRoundTripsEveryField(t *testing.T) {
 	calls := []Call{fullCall(t, 1), fullCall(t, 2), {ArgKeys: []string{}, Time: time.Unix(0, 0).UTC()}}
 	dead := []DeadLetter{{Received: time.Date(2026, 11, 29, 10, 0, 0, 5, time.UTC), Tenant: "t", Source: "capture", Line: 7, Reason: "r", Payload: "{oops"}}
-	p := appendRecord(nil, calls, dead)
+	p := appendRecord(nil, calls, dead, nil)
 	if n, err := recordCalls(p); err != nil || n != 3 {
 		t.Fatalf("recordCalls: %d, %v; want 3", n, err)
 	}
@@ -71,22 +72,28 @@ func TestSpoolRecordRoundTripsEveryField(t *testing.T) {
 }
 
 // TestDecodeViewsMatchDecodeRecord holds the copying decoder (spool tests,
-// and what a record means) and the viewing ones (the queue's INSERTs and
-// spool loads) to the same result, and checks that the views copy nothing.
+// and what a record means) and the viewing ones (spool loads, the
+// Writer's blocks and sort keys) to the same result, and checks that the
+// views copy nothing.
 func TestDecodeViewsMatchDecodeRecord(t *testing.T) {
 	calls := []Call{fullCall(t, 1), {ArgKeys: []string{}, Time: time.Unix(0, 0).UTC()}, fullCall(t, 2), fullCall(t, 3)}
 	dead := []DeadLetter{{Received: time.Date(2026, 11, 29, 10, 0, 0, 5, time.UTC), Tenant: "t", Source: "capture", Line: 7, Reason: "r", Payload: "{oops"}}
-	p := appendRecord(nil, calls, dead)
+	var offs []uint32
+	p := appendRecord(nil, calls, dead, &offs)
 	want, wantDead, err := decodeRecord(p, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, arena, gotDead, err := decodeRecordViews(p, nil, nil, nil)
+	var viewOffs []uint32
+	got, arena, gotDead, err := decodeRecordViews(p, nil, nil, nil, &viewOffs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotDead, wantDead) {
 		t.Fatalf("decodeRecordViews differs from decodeRecord\n got %+v\nwant %+v", got, want)
+	}
+	if !slices.Equal(viewOffs, offs) || len(offs) != len(calls) {
+		t.Fatalf("call offsets: decodeRecordViews %v, appendRecord %v", viewOffs, offs)
 	}
 	if len(arena) != 18 {
 		t.Errorf("arena holds %d strings, want the 18 of the calls' ArgKeys and ArgValues", len(arena))
@@ -105,57 +112,60 @@ func TestDecodeViewsMatchDecodeRecord(t *testing.T) {
 	if !inside(got[0].ArgValues[2]) || !inside(gotDead[0].Payload) {
 		t.Error("an ArgValues string or a dead letter's payload is a copy, not a view of the record")
 	}
-	for from := 0; from <= len(calls); from++ {
-		for to := from; to <= len(calls); to++ {
-			part, _, err := decodeCallViews(p, from, to, []Call{calls[0]}, nil)
-			if err != nil {
-				t.Fatalf("calls %d-%d: %v", from, to, err)
-			}
-			if !reflect.DeepEqual(part[1:], want[from:to]) && !(from == to && len(part) == 1) {
-				t.Errorf("calls %d-%d differ from decodeRecord's", from, to)
-			}
-			if !reflect.DeepEqual(part[0], calls[0]) {
-				t.Errorf("calls %d-%d: the call already in the slice changed", from, to)
-			}
+	for i, off := range offs {
+		var c Call
+		if _, err := decodeCallAt(p, off, &c, nil); err != nil || !reflect.DeepEqual(c, want[i]) {
+			t.Errorf("decodeCallAt call %d: %v, or it differs from decodeRecord's", i, err)
+		}
+		k, err := sortKeyAt(p, off)
+		w := sortKey{tenant: want[i].Tenant, server: want[i].Server, tool: want[i].Tool, session: want[i].SessionKey, ts: want[i].TimeMs, id: want[i].CallID}
+		if err != nil || k != w {
+			t.Errorf("sortKeyAt call %d: %+v, %v; want %+v", i, k, err, w)
+		}
+		if _, err := decodeCallAt(p[:off+30], off, &c, nil); err == nil {
+			t.Errorf("call %d cut after 30 bytes decoded without error", i)
 		}
 	}
-	for _, r := range [][2]int{{-1, 1}, {2, 1}, {0, 5}} {
-		if _, _, err := decodeCallViews(p, r[0], r[1], nil, nil); err == nil {
-			t.Errorf("calls %d-%d of 4 decoded without error", r[0], r[1])
-		}
+	if _, err := decodeCallAt(p, uint32(len(p)), new(Call), nil); err == nil {
+		t.Error("decodeCallAt past the record's end: no error")
+	}
+	if _, err := sortKeyAt(p, uint32(len(p))); err == nil {
+		t.Error("sortKeyAt past the record's end: no error")
 	}
 	for cut := 0; cut < len(p); cut += 7 {
-		if _, _, _, err := decodeRecordViews(p[:cut], nil, nil, nil); err == nil {
+		if _, _, _, err := decodeRecordViews(p[:cut], nil, nil, nil, nil); err == nil {
 			t.Fatalf("a record cut at %d of %d bytes decoded as views without error", cut, len(p))
-		}
-		if got, _, err := decodeCallViews(p[:cut], 0, len(calls), nil, nil); err == nil && cut < len(p)-50 {
-			t.Fatalf("the calls of a record cut at %d of %d bytes decoded without error", cut, len(p))
-		} else if err != nil && len(got) != 0 {
-			t.Fatalf("a failed decodeCallViews left %d calls appended", len(got))
 		}
 	}
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(appendRecord(nil, []Call{fullCall(f, 1)}, []DeadLetter{{Reason: "x"}}))
-	f.Add(appendRecord(nil, nil, nil))
+	f.Add(appendRecord(nil, []Call{fullCall(f, 1)}, []DeadLetter{{Reason: "x"}}, nil))
+	f.Add(appendRecord(nil, nil, nil, nil))
 	f.Add([]byte{recordVersion, 0xff, 0xff, 0xff, 0xff, 0x0f, 0})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		calls, dead, err := decodeRecord(p, nil, nil)
-		views, _, viewDead, verr := decodeRecordViews(p, nil, nil, nil)
+		var offs []uint32
+		views, _, viewDead, verr := decodeRecordViews(p, nil, nil, nil, &offs)
 		if (err == nil) != (verr == nil) {
 			t.Fatalf("decodeRecord: %v; decodeRecordViews: %v", err, verr)
 		}
 		if err != nil {
 			return
 		}
-		if !reflect.DeepEqual(views, calls) || !reflect.DeepEqual(viewDead, dead) {
+		if !reflect.DeepEqual(views, calls) || !reflect.DeepEqual(viewDead, dead) || len(offs) != len(calls) {
 			t.Fatal("decodeRecordViews differs from decodeRecord")
 		}
-		if part, _, err := decodeCallViews(p, len(calls)/2, len(calls), nil, nil); err != nil || !reflect.DeepEqual(part, calls[len(calls)/2:]) {
-			t.Fatalf("decodeCallViews of the second half: %v", err)
+		for i, off := range offs {
+			var c Call
+			if _, err := decodeCallAt(p, off, &c, nil); err != nil || !reflect.DeepEqual(c, calls[i]) {
+				t.Fatalf("decodeCallAt call %d: %v, or it differs", i, err)
+			}
+			if k, err := sortKeyAt(p, off); err != nil || k.session != calls[i].SessionKey || k.id != calls[i].CallID {
+				t.Fatalf("sortKeyAt call %d: %v, or it differs", i, err)
+			}
 		}
-		again, againDead, err := decodeRecord(appendRecord(nil, calls, dead), nil, nil)
+		again, againDead, err := decodeRecord(appendRecord(nil, calls, dead, nil), nil, nil)
 		if err != nil || len(again) != len(calls) || len(againDead) != len(dead) {
 			t.Fatalf("re-encoded record does not decode the same: %v", err)
 		}
@@ -203,7 +213,7 @@ func TestSpoolReopenCutsATornRecordAndKeepsTheRest(t *testing.T) {
 	dir := t.TempDir()
 	sp, _ := openTestSpool(t, dir, SpoolConfig{SegmentBytes: 300})
 	for i := range 6 {
-		if _, _, err := sp.Append(appendRecord(nil, numbered(2, 2*i), nil)); err != nil {
+		if _, _, err := sp.Append(appendRecord(nil, numbered(2, 2*i), nil, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -226,7 +236,7 @@ func TestSpoolReopenCutsATornRecordAndKeepsTheRest(t *testing.T) {
 	if got := timeMsOf(readAll(t, sp)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after reopen: %v, want %v", got, want)
 	}
-	if _, _, err := sp.Append(appendRecord(nil, numbered(1, 12), nil)); err != nil {
+	if _, _, err := sp.Append(appendRecord(nil, numbered(1, 12), nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if got := timeMsOf(readAll(t, sp)); len(got) != 13 || got[12] != 12 {
@@ -245,15 +255,15 @@ func TestSpoolIsLockedToOneProcess(t *testing.T) {
 	sp.Close()
 }
 
-// scriptedInserter fails WriteCalls with the errors in script, in turn,
+// scriptedInserter fails WriteBatch with the errors in script, in turn,
 // then succeeds; every batch it is given is recorded.
 type scriptedInserter struct {
 	memInserter
 	script []error
-	down   bool // while set, WriteCalls fails with a network error
+	down   bool // while set, WriteBatch fails with a network error
 }
 
-func (s *scriptedInserter) WriteCalls(ctx context.Context, calls []Call) error {
+func (s *scriptedInserter) WriteBatch(ctx context.Context, calls *Batch) error {
 	s.mu.Lock()
 	if s.down {
 		s.mu.Unlock()
@@ -266,10 +276,10 @@ func (s *scriptedInserter) WriteCalls(ctx context.Context, calls []Call) error {
 		if err != nil {
 			return err
 		}
-		return s.memInserter.WriteCalls(ctx, calls)
+		return s.memInserter.WriteBatch(ctx, calls)
 	}
 	s.mu.Unlock()
-	return s.memInserter.WriteCalls(ctx, calls)
+	return s.memInserter.WriteBatch(ctx, calls)
 }
 
 func (s *scriptedInserter) setDown(v bool) {
@@ -358,7 +368,7 @@ func TestSpooledBatcherReplaysWhatACrashLeft(t *testing.T) {
 
 func TestSpoolFullAndDiskFullPushBackAndLoseNothing(t *testing.T) {
 	dir := t.TempDir()
-	rec := appendRecord(nil, numbered(10, 0), nil)
+	rec := appendRecord(nil, numbered(10, 0), nil, nil)
 	sp, m := openTestSpool(t, dir, SpoolConfig{MaxBytes: int64(3*(len(rec)+recordHeader) + 10), SegmentBytes: 1 << 20})
 	ins := &scriptedInserter{down: true}
 	b := NewSpooledBatcher(ins, sp, BatchConfig{BatchSize: 10, QueueCapacity: 10, FlushEvery: time.Hour}, m, quietLog())
@@ -525,11 +535,11 @@ func TestDecodeRecordBoundsItsCounts(t *testing.T) {
 		record []byte
 		ok     bool
 	}{
-		{"empty", appendRecord(nil, nil, nil), true},
-		{"one empty call", appendRecord(nil, []Call{{}}, nil), true},
-		{"one empty dead letter", appendRecord(nil, nil, []DeadLetter{{}}), true},
+		{"empty", appendRecord(nil, nil, nil, nil), true},
+		{"one empty call", appendRecord(nil, []Call{{}}, nil, nil), true},
+		{"one empty dead letter", appendRecord(nil, nil, []DeadLetter{{}}, nil), true},
 		{"a million calls in 60 bytes", append([]byte{recordVersion, 0xc0, 0x84, 0x3d, 0}, make([]byte, 55)...), false},
-		{"two calls in the bytes of one", append([]byte{recordVersion, 2, 0}, appendRecord(nil, []Call{{}}, nil)[3:]...), false},
+		{"two calls in the bytes of one", append([]byte{recordVersion, 2, 0}, appendRecord(nil, []Call{{}}, nil, nil)[3:]...), false},
 		{"a thousand dead letters in 100 bytes", append([]byte{recordVersion, 0, 0xe8, 0x07}, make([]byte, 96)...), false},
 	} {
 		calls, dead, err := decodeRecord(tc.record, nil, nil)

@@ -20,12 +20,18 @@ import (
 
 const recordVersion = 1
 
-// appendRecord encodes calls and dead letters as one record payload.
-func appendRecord(b []byte, calls []Call, dead []DeadLetter) []byte {
+// appendRecord encodes calls and dead letters as one record payload
+// appended to b. With offs set, it appends the offset of each call in the
+// payload (from the payload's first byte) to *offs.
+func appendRecord(b []byte, calls []Call, dead []DeadLetter, offs *[]uint32) []byte {
+	start := len(b)
 	b = append(b, recordVersion)
 	b = binary.AppendUvarint(b, uint64(len(calls)))
 	b = binary.AppendUvarint(b, uint64(len(dead)))
 	for i := range calls {
+		if offs != nil {
+			*offs = append(*offs, uint32(len(b)-start))
+		}
 		b = appendCall(b, &calls[i])
 	}
 	for i := range dead {
@@ -114,12 +120,13 @@ var errBadRecord = errors.New("malformed spool record")
 
 // recordReader decodes one record payload; the first error sticks. With
 // view set, strings are views of p instead of copies, and string slices are
-// cut from arena.
+// cut from arena. With offs set, record appends each call's offset to it.
 type recordReader struct {
 	p     []byte
 	err   error
 	view  bool
 	arena []string
+	offs  *[]uint32
 }
 
 // decodeRecord decodes a payload written by appendRecord, appending to
@@ -132,42 +139,54 @@ func decodeRecord(p []byte, calls []Call, dead []DeadLetter) ([]Call, []DeadLett
 // decodeRecordViews is decodeRecord without copies: the strings of the
 // calls and dead letters are views of p, and the calls' ArgKeys and
 // ArgValues are cut from arena (returned grown). Everything decoded is
-// valid only while p is not written again.
-func decodeRecordViews(p []byte, calls []Call, arena []string, dead []DeadLetter) ([]Call, []string, []DeadLetter, error) {
-	r := &recordReader{view: true, arena: arena}
+// valid only while p is not written again. With offs set, it appends each
+// call's offset in p to *offs, as appendRecord does.
+func decodeRecordViews(p []byte, calls []Call, arena []string, dead []DeadLetter, offs *[]uint32) ([]Call, []string, []DeadLetter, error) {
+	r := &recordReader{view: true, arena: arena, offs: offs}
 	calls, dead, err := r.record(p, calls, dead)
 	return calls, r.arena, dead, err
 }
 
-// decodeCallViews appends calls from..to (0-based, to exclusive) of the
-// record payload p to calls, copying nothing, as decodeRecordViews does; it
-// reads no further than call to. The Batcher decodes its queued records
-// this way for each INSERT, and never writes a queued record again.
-func decodeCallViews(p []byte, from, to int, calls []Call, arena []string) ([]Call, []string, error) {
-	r := &recordReader{view: true, arena: arena}
-	nc, _, err := r.header(p)
-	if err == nil && (from < 0 || from > to || uint64(to) > nc) {
-		err = fmt.Errorf("%w: calls %d-%d of %d", errBadRecord, from, to, nc)
+// decodeCallAt decodes into c the call at offset off of the record payload
+// p (an offset appendRecord or decodeRecordViews gave), copying nothing, as
+// decodeRecordViews does, and returns arena grown by its ArgKeys and
+// ArgValues. The Batcher's queued records are read this way, one INSERT
+// block at a time, and are never written again.
+func decodeCallAt(p []byte, off uint32, c *Call, arena []string) ([]string, error) {
+	if uint64(off) >= uint64(len(p)) {
+		return arena, fmt.Errorf("%w: call offset %d of %d bytes", errBadRecord, off, len(p))
 	}
-	if err != nil {
-		return calls, arena, err
+	r := &recordReader{p: p[off:], view: true, arena: arena}
+	r.call(c)
+	return r.arena, r.err
+}
+
+// sortKey is the part of a call that the calls table's ORDER BY reads
+// (CallsSortKey), its strings views of a record.
+type sortKey struct {
+	tenant, server, tool, session string
+	ts                            int64
+	id                            uint64
+}
+
+// sortKeyAt reads the sort key of the call at offset off of p, which sits
+// in its first eleven fields.
+func sortKeyAt(p []byte, off uint32) (sortKey, error) {
+	if uint64(off) >= uint64(len(p)) {
+		return sortKey{}, fmt.Errorf("%w: call offset %d of %d bytes", errBadRecord, off, len(p))
 	}
-	var skip Call
-	for range from {
-		mark := len(r.arena)
-		r.call(&skip)
-		r.arena = r.arena[:mark]
-	}
-	calls = growCalls(calls, to-from)
-	for range to - from {
-		calls = append(calls, Call{})
-		r.call(&calls[len(calls)-1])
-	}
-	if r.err != nil {
-		clear(calls[len(calls)-(to-from):])
-		calls = calls[:len(calls)-(to-from)]
-	}
-	return calls, r.arena, r.err
+	r := &recordReader{p: p[off:], view: true}
+	var k sortKey
+	r.time()
+	k.ts = r.varint()
+	r.varint() // duration
+	k.tenant, k.server, k.tool = r.str(), r.str(), r.str()
+	r.str() // session id
+	k.session = r.str()
+	r.str() // trace id
+	r.str() // request id
+	k.id = r.uvarint()
+	return k, r.err
 }
 
 // header checks p's version and reads its counts into r.
@@ -193,6 +212,9 @@ func (r *recordReader) record(p []byte, calls []Call, dead []DeadLetter) ([]Call
 	}
 	calls = growCalls(calls, int(nc))
 	for range nc {
+		if r.offs != nil {
+			*r.offs = append(*r.offs, uint32(len(p)-len(r.p)))
+		}
 		calls = append(calls, Call{})
 		r.call(&calls[len(calls)-1])
 	}

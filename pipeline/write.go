@@ -57,20 +57,35 @@ func NewWriter(conn driver.Conn, m *Metrics) *Writer {
 	return &Writer{conn: conn, m: m, blockRows: DefaultBlockRows}
 }
 
-// WriteCalls inserts calls in one INSERT, sent in blocks of DefaultBlockRows,
-// in the order of the calls table's sorting key (CallsSortKey): the server
-// sorts each part it writes, and skips the sort and the reordering of every
-// column when the rows arrive sorted, which halves its CPU per row
-// (BENCHMARKS.md). calls itself is not reordered. It is all or nothing: on any error before the INSERT completes, the
-// connection is dropped so that the server discards the blocks already
-// sent. The column list is always named: ClickHouse 18.16 learns no columns
-// from a bare "INSERT INTO calls" and the batch then inserts nothing
-// without an error.
+// WriteCalls inserts calls as WriteBatch does (tests and fixtures that
+// hold Call values).
 func (w *Writer) WriteCalls(ctx context.Context, calls []Call) error {
-	if len(calls) == 0 {
+	return w.WriteBatch(ctx, BatchOf(calls))
+}
+
+// WriteBatch inserts the calls of b in one INSERT, sent in blocks of
+// DefaultBlockRows, in the order of the calls table's sorting key
+// (CallsSortKey): the server sorts each part it writes, and skips the sort
+// and the reordering of every column when the rows arrive sorted, which
+// halves its CPU per row (BENCHMARKS.md). It reads the sort keys of every
+// call first, then decodes one block of calls at a time, so that the
+// decoded calls never take more than a block's memory. A RowError's Index
+// is the call's position in b. It is all or nothing: on any error before
+// the INSERT completes, the connection is dropped so that the server
+// discards the blocks already sent. The column list is always named:
+// ClickHouse 18.16 learns no columns from a bare "INSERT INTO calls" and
+// the batch then inserts nothing without an error.
+func (w *Writer) WriteBatch(ctx context.Context, b *Batch) error {
+	n := b.Len()
+	if n == 0 {
 		return nil
 	}
 	start := time.Now()
+	keys, refs, err := b.sortKeys()
+	if err != nil {
+		return err
+	}
+	order := sortOrder(keys)
 	batch, err := w.conn.PrepareBatch(ctx, insertCallsSQL)
 	if err != nil {
 		return fmt.Errorf("prepare insert into calls: %w", err)
@@ -83,32 +98,46 @@ func (w *Writer) WriteCalls(ctx context.Context, calls []Call) error {
 			_ = batch.Abort()
 		}
 	}()
-	flushed := 0
+	block := make([]Call, min(w.blockRows, n))
+	var arena []string
 	var row driverRow
-	for k, i := range sortOrder(calls) {
-		if err := batch.Append(row.of(&calls[i])...); err != nil {
-			return &RowError{Index: int(i), Err: err}
+	last := 0 // rows of the block not yet flushed
+	for flushed := 0; flushed < n; {
+		end := min(flushed+w.blockRows, n)
+		last = end - flushed
+		arena = arena[:0]
+		for k, i := range order[flushed:end] {
+			r := refs[i]
+			s := b.segs[r.seg]
+			if arena, err = decodeCallAt(s.p, s.offs[r.k], &block[k], arena); err != nil {
+				return &RowError{Index: int(r.index), Err: err}
+			}
 		}
-		if n := k + 1; n-flushed == w.blockRows && n < len(calls) {
+		for k, i := range order[flushed:end] {
+			if err := batch.Append(row.of(&block[k])...); err != nil {
+				return &RowError{Index: int(refs[i].index), Err: err}
+			}
+		}
+		if end < n {
 			if w.beforeFlush != nil {
 				if err := w.beforeFlush(flushed); err != nil {
 					return err
 				}
 			}
 			if err := batch.Flush(); err != nil {
-				return fmt.Errorf("send rows %d-%d of %d into calls: %w", flushed, n, len(calls), err)
+				return fmt.Errorf("send rows %d-%d of %d into calls: %w", flushed, end, n, err)
 			}
-			flushed = n
 		}
+		flushed = end
 	}
-	if got := flushed + batch.Rows(); got != len(calls) {
-		return fmt.Errorf("batch holds %d of %d calls", got, len(calls))
+	if batch.Rows() != last {
+		return fmt.Errorf("batch holds %d of the last %d calls", batch.Rows(), last)
 	}
 	if err := batch.Send(); err != nil {
-		return fmt.Errorf("insert %d calls into calls: %w", len(calls), err)
+		return fmt.Errorf("insert %d calls into calls: %w", n, err)
 	}
 	sent = true
-	w.m.observeInsert("calls", len(calls), time.Since(start))
+	w.m.observeInsert("calls", n, time.Since(start))
 	return nil
 }
 
@@ -155,12 +184,11 @@ func (r *driverRow) of(c *Call) []any {
 // the order in which WriteCalls sends rows; a test holds the two together.
 const CallsSortKey = "tenant, server, tool, session_key, ts_ms, call_id"
 
-// sortOrder returns the indexes of calls ordered by CallsSortKey. The
+// sortOrder returns the indexes of keys ordered by CallsSortKey. The
 // (tenant, server, tool) prefix takes few values in a batch: each distinct
 // prefix is ranked once, and the sort compares a small key of rank, session,
-// time and id held next to its index instead of jumping between 500-byte
-// Calls.
-func sortOrder(calls []Call) []int32 {
+// time and id held next to its index.
+func sortOrder(calls []sortKey) []int32 {
 	type prefix struct{ tenant, server, tool string }
 	type key struct {
 		rank    uint32
@@ -174,14 +202,14 @@ func sortOrder(calls []Call) []int32 {
 	keys := make([]key, len(calls))
 	for i := range calls {
 		c := &calls[i]
-		p := prefix{c.Tenant, c.Server, c.Tool}
+		p := prefix{c.tenant, c.server, c.tool}
 		r, ok := ranks[p]
 		if !ok {
 			r = uint32(len(prefixes))
 			ranks[p] = r
 			prefixes = append(prefixes, p)
 		}
-		keys[i] = key{rank: r, i: int32(i), ts: c.TimeMs, id: c.CallID, session: c.SessionKey}
+		keys[i] = key{rank: r, i: int32(i), ts: c.ts, id: c.id, session: c.session}
 	}
 	// Turn first-seen numbers into ranks in key order.
 	byKey := make([]uint32, len(prefixes))

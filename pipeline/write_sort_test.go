@@ -85,7 +85,7 @@ func TestSortOrderFollowsTheCallsSortKey(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			order := pipeline.SortOrder(tc.calls)
+			order := pipeline.SortOrder(pipeline.BatchOf(tc.calls))
 			if len(order) != len(tc.calls) {
 				t.Fatalf("%d indexes for %d calls", len(order), len(tc.calls))
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"reflect"
 	"strings"
@@ -223,5 +225,56 @@ func TestWriterSendsBlocksIntoOnePartAndARetryCollapses(t *testing.T) {
 	}
 	if rows, _ := count(); rows < 203 {
 		t.Fatalf("%d rows after a last insert of 3, want at least 203", rows)
+	}
+}
+
+// TestWriterInsertsBatchesThatSpanRecords runs the Batcher into the Writer
+// on ClickHouse 18.16 with batches (10 calls) and blocks (3 rows) that cut
+// across the requests' records (7 calls each): every call is stored once,
+// with its own arguments.
+func TestWriterInsertsBatchesThatSpanRecords(t *testing.T) {
+	ctx := context.Background()
+	conn, admin := writerDB(t, "spans")
+	m := pipeline.NewMetrics(prometheus.NewRegistry())
+	w := pipeline.NewWriter(conn, m)
+	pipeline.SetWriterBlocks(w, 3, nil)
+	b := pipeline.NewBatcher(w, pipeline.BatchConfig{BatchSize: 10, QueueCapacity: 100, FlushEvery: time.Hour}, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	day := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	want := map[uint64]string{}
+	for r := range 5 {
+		calls := make([]pipeline.Call, 7)
+		for i := range calls {
+			id := uint64(100*r + i + 1)
+			ts := day.Add(time.Duration(id) * time.Second)
+			v := fmt.Sprint("finance-", id)
+			// Sessions run against the order of the ids, so that the
+			// INSERT's order differs from the batch's.
+			calls[i] = pipeline.Call{Time: ts, TimeMs: ts.UnixMilli(), Tenant: "t", Server: "s", Tool: "search", SessionKey: fmt.Sprint("k", 9-i),
+				RequestID: fmt.Sprint(id), CallID: id, ArgKeys: []string{"department"}, ArgValues: []string{v}, IngestedMs: 1}
+			want[id] = v
+		}
+		if err := b.Add(calls, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		ID  uint64   `ch:"call_id"`
+		Arg []string `ch:"arg_values"`
+	}
+	if err := admin.Select(ctx, &rows, "SELECT call_id, arg_values FROM spans.calls"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]string{}
+	for _, r := range rows {
+		if _, dup := got[r.ID]; dup || len(r.Arg) != 1 {
+			t.Fatalf("call %d stored twice or with arguments %q", r.ID, r.Arg)
+		}
+		got[r.ID] = r.Arg[0]
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("stored calls differ from those added:\n got %v\nwant %v", got, want)
 	}
 }
