@@ -32,7 +32,7 @@ func BenchmarkBatchAppend(b *testing.B) {
 	calls := generatedCalls(b, 1000)
 	ins := &discardInserter{}
 	m := pipeline.NewMetrics(prometheus.NewRegistry())
-	batcher := pipeline.NewBatcher(ins, pipeline.BatchConfig{BatchSize: 50000, FlushEvery: time.Second, QueueCapacity: 100000, Inserts: 2},
+	batcher := pipeline.NewBatcher(ins, pipeline.BatchConfig{BatchSize: 100000, FlushEvery: time.Second, QueueCapacity: 300000, Inserts: 2},
 		m, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -32,7 +32,7 @@ func BenchmarkIngestRequest(b *testing.B) {
 	}
 	defer sp.Close()
 	batcher := pipeline.NewSpooledBatcher(&discardInserter{}, sp,
-		pipeline.BatchConfig{BatchSize: 50000, FlushEvery: time.Second, QueueCapacity: 100000, Inserts: 2}, m, log)
+		pipeline.BatchConfig{BatchSize: 100000, FlushEvery: time.Second, QueueCapacity: 300000, Inserts: 2}, m, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = batcher.Run(ctx) }()

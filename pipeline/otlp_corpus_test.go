@@ -189,7 +189,7 @@ func BenchmarkOTLPHTTP(b *testing.B) {
 		bodies = append(bodies, marshalTraces(b, td))
 	}
 	m := NewMetrics(prometheus.NewRegistry())
-	batcher := NewBatcher(otlpDiscard{}, BatchConfig{BatchSize: 50000, FlushEvery: time.Second, QueueCapacity: 100000, Inserts: 2}, m, quietLog())
+	batcher := NewBatcher(otlpDiscard{}, BatchConfig{BatchSize: 100000, FlushEvery: time.Second, QueueCapacity: 300000, Inserts: 2}, m, quietLog())
 	o := NewOTLP(testProcessor(), batcher, m, HTTPConfig{}, OTLPConfig{}, quietLog())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -104,9 +104,10 @@ func TestWriterStoresEveryColumnAsGiven(t *testing.T) {
 	}
 }
 
-// BenchmarkWriteCalls inserts 50,000 generated calls (cmd/ingest's default
-// batch) per op into ClickHouse 18.16, over a connection opened as
-// cmd/ingest opens it with each -clickhouse-compression. client-µs/call is
+// BenchmarkWriteCalls inserts a Batch of 50,000 generated calls, encoded as
+// the Batcher queues them, per op into ClickHouse 18.16, over a connection
+// opened as cmd/ingest opens it with each -clickhouse-compression.
+// client-µs/call is
 // this process's CPU time (user + system) per call: the Writer's and the
 // driver's share of ingest's CPU, without the server's.
 func BenchmarkWriteCalls(b *testing.B) {
@@ -116,7 +117,7 @@ func BenchmarkWriteCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Stop()
-	calls := generatedCalls(b, 50000)
+	batch := pipeline.BatchOf(generatedCalls(b, 50000))
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -138,11 +139,11 @@ func BenchmarkWriteCalls(b *testing.B) {
 			b.ReportAllocs()
 			start := cpu()
 			for b.Loop() {
-				if err := w.WriteCalls(ctx, calls); err != nil {
+				if err := w.WriteBatch(ctx, batch); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpu()-start).Microseconds())/float64(b.N*len(calls)), "client-µs/call")
+			b.ReportMetric(float64((cpu()-start).Microseconds())/float64(b.N*batch.Len()), "client-µs/call")
 		})
 	}
 }

@@ -115,7 +115,7 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 		return nil, err
 	}
 	batcher := pipeline.NewSpooledBatcher(pipeline.NewWriter(conn, m), spool,
-		pipeline.BatchConfig{BatchSize: 50000, FlushEvery: time.Second, FlushIdle: 100 * time.Millisecond, QueueCapacity: 100000, Inserts: 2}, m, log)
+		pipeline.BatchConfig{BatchSize: 100000, FlushEvery: time.Second, FlushIdle: 100 * time.Millisecond, QueueCapacity: 300000, Inserts: 2}, m, log)
 	recv := pipeline.NewReceivers(newProcessor(), batcher, m, pipeline.ReceiversConfig{
 		HTTP: pipeline.HTTPConfig{MaxBodyBytes: 16 << 20, MaxDecompressedBytes: 128 << 20}}, log)
 	mux := http.NewServeMux()

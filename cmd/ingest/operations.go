@@ -33,13 +33,14 @@ type opsConfig struct {
 }
 
 // defaultMemoryLimit is the Go heap's soft limit when neither -memory-limit
-// nor GOMEMLIMIT says otherwise: 256 MiB per 100 000 calls of
-// -queue-capacity, at least 256 MiB, plus -otlp-pair-max-bytes, so that a
-// larger queue or pairer does not run the collector without pause. Below it the collector runs as GOGC says; near it, it collects
-// more often, which keeps the resident memory of a busy ingest near the
-// live data (BENCHMARKS.md: Ingest memory).
+// nor GOMEMLIMIT says otherwise: 256 MiB per 300 000 calls of
+// -queue-capacity (a queued call takes about 600 bytes, encoded), at least
+// 256 MiB, plus -otlp-pair-max-bytes, so that a larger queue or pairer does
+// not run the collector without pause. Below it the collector runs as GOGC
+// says; near it, it collects more often, which keeps the resident memory of
+// a busy ingest near the live data (BENCHMARKS.md: Ingest memory).
 func defaultMemoryLimit(queueCapacity int, pairMaxBytes int64) int64 {
-	return max(256<<20, int64(queueCapacity)*(256<<20)/100000) + pairMaxBytes
+	return max(256<<20, int64(queueCapacity)*(256<<20)/300000) + pairMaxBytes
 }
 
 func (o *opsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -53,7 +54,7 @@ func (o *opsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&o.insecureOpen, "insecure-open", false, "allow open mode (no tokens) on a non-loopback -listen or -grpc-listen")
 	fs.DurationVar(&o.retention.Raw, "retention", 30*24*time.Hour, "keep raw calls and dead letters this long (whole days); 0 keeps them for ever")
 	fs.DurationVar(&o.retention.Rollup, "rollup-retention", 400*24*time.Hour, "keep the calls_5m and calls_5m_classes rollups this long (whole days, at least -retention); 0 keeps it for ever")
-	fs.StringVar(&o.memoryLimit, "memory-limit", getenv("MCPLENS_MEMORY_LIMIT"), "soft limit of the Go heap, e.g. 512MiB or 1GiB; off disables it; empty uses GOMEMLIMIT when set, else 256MiB per 100000 calls of -queue-capacity (at least 256MiB) plus -otlp-pair-max-bytes. Keep it below the container's memory limit (env MCPLENS_MEMORY_LIMIT)")
+	fs.StringVar(&o.memoryLimit, "memory-limit", getenv("MCPLENS_MEMORY_LIMIT"), "soft limit of the Go heap, e.g. 512MiB or 1GiB; off disables it; empty uses GOMEMLIMIT when set, else 256MiB per 300000 calls of -queue-capacity (at least 256MiB) plus -otlp-pair-max-bytes. Keep it below the container's memory limit (env MCPLENS_MEMORY_LIMIT)")
 	fs.DurationVar(&o.retentionEvery, "retention-every", time.Hour, "how often serve enforces -retention and -rollup-retention; 0 disables the job (use `ingest retention` from cron instead)")
 }
 

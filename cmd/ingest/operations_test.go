@@ -89,10 +89,10 @@ func TestHeapLimit(t *testing.T) {
 		set       bool
 		err       bool
 	}{
-		{"", "", 100000, 16 << 20, 272 << 20, true, false},
+		{"", "", 300000, 16 << 20, 272 << 20, true, false},
 		{"", "", 5000, 16 << 20, 272 << 20, true, false},
-		{"", "", 100000, 64 << 20, 320 << 20, true, false},
-		{"", "", 200000, 16 << 20, 528 << 20, true, false},
+		{"", "", 300000, 64 << 20, 320 << 20, true, false},
+		{"", "", 600000, 16 << 20, 528 << 20, true, false},
 		{"", "1GiB", 100000, 16 << 20, 0, false, false}, // GOMEMLIMIT stays in charge
 		{"512MiB", "1GiB", 100000, 16 << 20, 512 << 20, true, false},
 		{"1GiB", "", 100000, 16 << 20, 1 << 30, true, false},
