@@ -251,19 +251,21 @@ func (b *Batcher) logPushBack(reason string, err error) {
 }
 
 // encode returns head zero bytes followed by the record of calls and dead,
-// in a new buffer sized from the records encoded before, so that it is
-// neither copied to fit nor much larger than the record, and the offset of
-// each call in the record.
+// and the offset of each call in the record. The buffer is sized from the
+// bytes per call of the record encoded before, so that it is usually
+// neither grown nor much larger than the record; when the guess was far
+// off (calls much smaller than the last request's), the record is copied
+// into a buffer of its size, since the queue keeps it whole.
 func (b *Batcher) encode(head int, calls []Call, dead []DeadLetter) ([]byte, []uint32) {
-	per := b.perCall.Load()
-	if per == 0 {
-		per = 1 << 10
-	}
+	per := min(max(b.perCall.Load(), 64), 1<<12)
 	size := head + 64 + len(calls)*int(per)*9/8 + len(dead)*(MaxDeadLetterPayload/4)
 	offs := make([]uint32, 0, len(calls))
 	rec := appendRecord(make([]byte, head, size), calls, dead, &offs)
 	if len(calls) > 0 && len(dead) == 0 {
 		b.perCall.Store(int64((len(rec) - head + len(calls) - 1) / len(calls)))
+	}
+	if cap(rec)-len(rec) > len(rec)/4+4096 {
+		rec = append(make([]byte, 0, len(rec)), rec...)
 	}
 	return rec, offs
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -187,6 +188,34 @@ func TestBatcherKeepsWhatAddWasGivenNotTheCallersMemory(t *testing.T) {
 		}
 		if sp != nil {
 			sp.Close()
+		}
+	}
+}
+
+// TestBatcherQueuesRecordsNearTheirSize encodes a request of large calls,
+// then one of small calls, and the other way round: the buffer the queue
+// keeps is never much larger than its record, whatever the previous
+// request predicted.
+func TestBatcherQueuesRecordsNearTheirSize(t *testing.T) {
+	b := NewBatcher(&memInserter{}, BatchConfig{BatchSize: 10}, NewMetrics(prometheus.NewRegistry()), quietLog())
+	big, small := make([]Call, 1000), make([]Call, 1000)
+	for i := range big {
+		big[i] = Call{Message: strings.Repeat("x", 5000), TimeMs: int64(i)}
+		small[i] = Call{TimeMs: int64(i)}
+	}
+	for _, reqs := range [][][]Call{{big, small}, {small, big}, {small, small}} {
+		for _, calls := range reqs {
+			rec, offs := b.encode(recordHeader, calls, nil)
+			if len(offs) != len(calls) {
+				t.Fatalf("%d offsets for %d calls", len(offs), len(calls))
+			}
+			if waste := cap(rec) - len(rec); waste > len(rec)/4+4096 {
+				t.Errorf("a %d-byte record kept in a %d-byte buffer", len(rec), cap(rec))
+			}
+			got, _, err := decodeRecord(rec[recordHeader:], nil, nil)
+			if err != nil || !reflect.DeepEqual(got, calls) {
+				t.Fatalf("encoded record does not decode to its calls: %v", err)
+			}
 		}
 	}
 }

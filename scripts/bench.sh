@@ -67,7 +67,7 @@ for part in "${parts[@]}"; do
     ;;
   ingest)
     echo "== ingest end to end (bench/ingestbench)"
-    variants="-spool-fsync=never;posters=16;-batch-size=10000 -inserts=1 -queue-capacity=200000 -flush-idle=0"
+    variants="-spool-fsync=never;posters=16;-batch-size=50000 -queue-capacity=100000"
     if [ -n "${MCPLENS_BENCH_BASELINE:-}" ]; then
       # An older build of cmd/ingest, run in the same rounds: before/after.
       rm -rf "$out/baseline" && mkdir -p "$out/baseline"
