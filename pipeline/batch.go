@@ -167,7 +167,7 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	rec, offs := b.encode(recordHeader, calls, dead)
 	payload := rec[recordHeader:]
 	b.mu.Lock()
-	start, end, err := b.sp.appendFramed(rec)
+	prev, end, err := b.sp.appendFramed(rec)
 	if err != nil {
 		b.enqueue(nil, nil, dead)
 		b.mu.Unlock()
@@ -183,7 +183,9 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 		return err
 	}
 	spilled := false
-	if b.loaded == start && b.inMem+len(calls) <= b.cfg.QueueCapacity {
+	// The queue takes the record when every record before it is in memory
+	// or inserted (prev: across a segment rotation too) and it fits.
+	if b.loaded == prev && b.inMem+len(calls) <= b.cfg.QueueCapacity {
 		b.enqueue(payload, offs, dead)
 		b.marks = append(b.marks, mark{end: end, at: b.queued})
 		b.loaded = end

@@ -311,20 +311,23 @@ func (s *Spool) segmentSize(id uint64) int64 {
 	return 0
 }
 
-// Append writes one record and returns where it starts and ends. It fails
-// with ErrSpoolFull when the record does not fit under MaxBytes or the disk
-// is full; a partial write is cut off, so the spool stays a sequence of
-// whole records. Append does not fsync: call Sync.
-func (s *Spool) Append(payload []byte) (start, end SpoolPos, err error) {
+// Append writes one record and returns the head before it (prev) and where
+// it ends. prev is the end of the record before it, in the previous segment
+// when this record opened a new one: a reader that has read up to prev has
+// read every record before this one. It fails with ErrSpoolFull when the
+// record does not fit under MaxBytes or the disk is full; a partial write is
+// cut off, so the spool stays a sequence of whole records. Append does not
+// fsync: call Sync.
+func (s *Spool) Append(payload []byte) (prev, end SpoolPos, err error) {
 	return s.appendFramed(append(make([]byte, recordHeader, recordHeader+len(payload)), payload...))
 }
 
 // appendFramed is Append of rec[recordHeader:], with the record header
 // written into rec[:recordHeader] in place, so that the payload is not
 // copied. The spool keeps no reference to rec once it returns.
-func (s *Spool) appendFramed(rec []byte) (start, end SpoolPos, err error) {
+func (s *Spool) appendFramed(rec []byte) (prev, end SpoolPos, err error) {
 	if len(rec) < recordHeader {
-		return start, end, fmt.Errorf("framed record of %d bytes has no room for its %d-byte header", len(rec), recordHeader)
+		return prev, end, fmt.Errorf("framed record of %d bytes has no room for its %d-byte header", len(rec), recordHeader)
 	}
 	payload := rec[recordHeader:]
 	n := int64(len(rec))
@@ -334,18 +337,18 @@ func (s *Spool) appendFramed(rec []byte) (start, end SpoolPos, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return start, end, errors.New("spool closed")
+		return prev, end, errors.New("spool closed")
 	}
 	if p := s.pendingLocked(); p+n > s.cfg.MaxBytes {
-		return start, end, fmt.Errorf("%w (%d of %d bytes wait for ClickHouse, record of %d): wait for ClickHouse to catch up, or raise -spool-max-bytes",
+		return prev, end, fmt.Errorf("%w (%d of %d bytes wait for ClickHouse, record of %d): wait for ClickHouse to catch up, or raise -spool-max-bytes",
 			ErrSpoolFull, p, s.cfg.MaxBytes, n)
 	}
+	prev = s.head
 	if s.head.Off > 0 && s.head.Off+n > s.cfg.SegmentBytes {
 		if err := s.rotate(); err != nil {
-			return start, end, err
+			return prev, end, err
 		}
 	}
-	start = s.head
 	w, err := s.write(s.seg, rec)
 	if err != nil || w != len(rec) {
 		if terr := s.seg.Truncate(s.head.Off); terr != nil {
@@ -354,19 +357,19 @@ func (s *Spool) appendFramed(rec []byte) (start, end SpoolPos, err error) {
 		s.m.spoolErrors.WithLabelValues("write").Inc()
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) {
 			s.diskFull = true
-			return start, end, fmt.Errorf("%w (%s): free space, or move -spool-dir", errDiskFull, err)
+			return prev, end, fmt.Errorf("%w (%s): free space, or move -spool-dir", errDiskFull, err)
 		}
 		if err == nil {
 			err = io.ErrShortWrite
 		}
-		return start, end, fmt.Errorf("write spool segment: %w", err)
+		return prev, end, fmt.Errorf("write spool segment: %w", err)
 	}
 	s.diskFull = false
 	s.head.Off += n
 	s.bytes += n
 	s.segs[len(s.segs)-1].size = s.head.Off
 	s.gaugesLocked()
-	return start, s.head, nil
+	return prev, s.head, nil
 }
 
 // pendingLocked returns the bytes of records not yet committed: MaxBytes

@@ -551,3 +551,31 @@ func TestDecodeRecordBoundsItsCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestSpooledBatcherKeepsRecordsInMemoryAcrossSegments appends records that
+// rotate the spool's segments every few records while the memory queue has
+// room: each stays in memory (none spills to be read back from disk), and
+// every call is inserted once, in order.
+func TestSpooledBatcherKeepsRecordsInMemoryAcrossSegments(t *testing.T) {
+	sp, m := openTestSpool(t, t.TempDir(), SpoolConfig{SegmentBytes: 400})
+	ins := &memInserter{}
+	b := NewSpooledBatcher(ins, sp, BatchConfig{BatchSize: 1000, QueueCapacity: 1000, FlushEvery: time.Hour}, m, quietLog())
+	for i := range 20 {
+		if err := b.Add(numbered(3, 3*i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if segs := len(sp.segs); segs < 5 {
+		t.Fatalf("%d segments after 20 records of 400-byte segments; want rotations", segs)
+	}
+	if got := testutil.ToFloat64(m.spilled); got != 0 {
+		t.Errorf("%v calls spilled to disk with the queue at 60 of 1000 calls", got)
+	}
+	if err := b.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := timeMsOf(ins.calls), timeMsOf(numbered(60, 0)); !slices.Equal(got, want) {
+		t.Fatalf("inserted %v, want %v", got, want)
+	}
+	sp.Close()
+}
