@@ -141,7 +141,7 @@ func (w *Writer) WriteBatch(ctx context.Context, b *Batch) error {
 	return nil
 }
 
-// driverRow builds the rows WriteCalls hands the driver, reusing its
+// driverRow builds the rows WriteBatch hands the driver, reusing its
 // buffers from one row to the next (the driver copies each row into its
 // columns before Append returns).
 type driverRow struct {
@@ -181,7 +181,7 @@ func (r *driverRow) of(c *Call) []any {
 }
 
 // CallsSortKey is the ORDER BY of the calls table (schema/002_calls.sql),
-// the order in which WriteCalls sends rows; a test holds the two together.
+// the order in which WriteBatch sends rows; a test holds the two together.
 const CallsSortKey = "tenant, server, tool, session_key, ts_ms, call_id"
 
 // sortOrder returns the indexes of keys ordered by CallsSortKey. The
