@@ -600,17 +600,13 @@ func (b *Batcher) load() error {
 		dead []DeadLetter
 	}
 	var recs []rec
-	var check []Call // decoded to check each record, then dropped
-	var arena []string
 	read := 0
 	next, err := b.sp.Read(from, limit, func(p []byte, end SpoolPos) bool {
 		nc, err := recordCalls(p)
 		if err == nil && nc > room && !(empty && len(recs) == 0) {
 			return false
 		}
-		var dead []DeadLetter
-		var offs []uint32
-		check, arena, dead, err = decodeRecordViews(p, check[:0], arena[:0], nil, &offs)
+		offs, dead, err := checkRecord(p)
 		r := rec{end: end}
 		if err != nil {
 			// The checksum held, so this is a record of another version
@@ -620,7 +616,6 @@ func (b *Batcher) load() error {
 			b.log.Error("spool: undecodable record skipped", "end", end, "err", err)
 		} else {
 			// p is the spool's read buffer: the queue gets a copy.
-			cloneDeadLetters(dead)
 			r.p, r.offs, r.dead = append([]byte(nil), p...), offs, dead
 		}
 		recs = append(recs, r)
@@ -628,8 +623,6 @@ func (b *Batcher) load() error {
 		read += len(r.offs)
 		return true
 	})
-	clear(check)
-	clear(arena)
 	b.mu.Lock()
 	for _, r := range recs {
 		if !b.loaded.before(r.end) {

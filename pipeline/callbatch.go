@@ -98,9 +98,15 @@ func (b *Batch) without(i int) *Batch {
 	return out
 }
 
-// callRef is where call index of a batch is: record run seg, call k of it.
+// callRef is where a call of a batch is: record run seg, call k of it.
 type callRef struct {
-	seg, k, index int32
+	seg, k int32
+}
+
+// decode decodes the call at r into c, as decodeCallAt does.
+func (b *Batch) decode(r callRef, c *Call, arena []string) ([]string, error) {
+	s := &b.segs[r.seg]
+	return decodeCallAt(s.p, s.offs[r.k], c, arena)
 }
 
 // sortKeys returns, in b's order, the sort key of each call and where it
@@ -115,7 +121,7 @@ func (b *Batch) sortKeys() ([]sortKey, []callRef, error) {
 				return nil, nil, &RowError{Index: len(keys), Err: err}
 			}
 			keys = append(keys, key)
-			refs = append(refs, callRef{seg: int32(si), k: int32(k), index: int32(len(refs))})
+			refs = append(refs, callRef{seg: int32(si), k: int32(k)})
 		}
 	}
 	return keys, refs, nil

@@ -72,9 +72,9 @@ func TestSpoolRecordRoundTripsEveryField(t *testing.T) {
 }
 
 // TestDecodeViewsMatchDecodeRecord holds the copying decoder (spool tests,
-// and what a record means) and the viewing ones (spool loads, the
-// Writer's blocks and sort keys) to the same result, and checks that the
-// views copy nothing.
+// and what a record means) and the viewing ones (the spool loads' check,
+// the Writer's blocks and sort keys) to the same result, and checks that
+// the views copy nothing and the check's dead letters copy everything.
 func TestDecodeViewsMatchDecodeRecord(t *testing.T) {
 	calls := []Call{fullCall(t, 1), {ArgKeys: []string{}, Time: time.Unix(0, 0).UTC()}, fullCall(t, 2), fullCall(t, 3)}
 	dead := []DeadLetter{{Received: time.Date(2026, 11, 29, 10, 0, 0, 5, time.UTC), Tenant: "t", Source: "capture", Line: 7, Reason: "r", Payload: "{oops"}}
@@ -84,33 +84,40 @@ func TestDecodeViewsMatchDecodeRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var viewOffs []uint32
-	got, arena, gotDead, err := decodeRecordViews(p, nil, nil, nil, &viewOffs)
+	checkOffs, gotDead, err := checkRecord(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotDead, wantDead) {
-		t.Fatalf("decodeRecordViews differs from decodeRecord\n got %+v\nwant %+v", got, want)
+	if !reflect.DeepEqual(gotDead, wantDead) {
+		t.Fatalf("checkRecord's dead letters differ from decodeRecord's\n got %+v\nwant %+v", gotDead, wantDead)
 	}
-	if !slices.Equal(viewOffs, offs) || len(offs) != len(calls) {
-		t.Fatalf("call offsets: decodeRecordViews %v, appendRecord %v", viewOffs, offs)
-	}
-	if len(arena) != 18 {
-		t.Errorf("arena holds %d strings, want the 18 of the calls' ArgKeys and ArgValues", len(arena))
+	if !slices.Equal(checkOffs, offs) || len(offs) != len(calls) {
+		t.Fatalf("call offsets: checkRecord %v, appendRecord %v", checkOffs, offs)
 	}
 	inside := func(s string) bool {
 		d := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 		lo := uintptr(unsafe.Pointer(&p[0]))
 		return d >= lo && d+uintptr(len(s)) <= lo+uintptr(len(p))
 	}
-	v := reflect.ValueOf(got[0])
+	if inside(gotDead[0].Payload) || inside(gotDead[0].Tenant) {
+		t.Error("checkRecord's dead letter views the record, which the spool reuses")
+	}
+	var first Call
+	arena, err := decodeCallAt(p, offs[0], &first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(arena) != 6 {
+		t.Errorf("arena holds %d strings, want the 6 of the call's ArgKeys and ArgValues", len(arena))
+	}
+	v := reflect.ValueOf(first)
 	for i := 0; i < v.NumField(); i++ {
 		if f := v.Field(i); f.Kind() == reflect.String && !inside(f.String()) {
 			t.Errorf("%s is a copy, not a view of the record", v.Type().Field(i).Name)
 		}
 	}
-	if !inside(got[0].ArgValues[2]) || !inside(gotDead[0].Payload) {
-		t.Error("an ArgValues string or a dead letter's payload is a copy, not a view of the record")
+	if !inside(first.ArgValues[2]) {
+		t.Error("an ArgValues string is a copy, not a view of the record")
 	}
 	for i, off := range offs {
 		var c Call
@@ -133,8 +140,8 @@ func TestDecodeViewsMatchDecodeRecord(t *testing.T) {
 		t.Error("sortKeyAt past the record's end: no error")
 	}
 	for cut := 0; cut < len(p); cut += 7 {
-		if _, _, _, err := decodeRecordViews(p[:cut], nil, nil, nil, nil); err == nil {
-			t.Fatalf("a record cut at %d of %d bytes decoded as views without error", cut, len(p))
+		if _, _, err := checkRecord(p[:cut]); err == nil {
+			t.Fatalf("a record cut at %d of %d bytes passed checkRecord", cut, len(p))
 		}
 	}
 }
@@ -145,16 +152,15 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte{recordVersion, 0xff, 0xff, 0xff, 0xff, 0x0f, 0})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		calls, dead, err := decodeRecord(p, nil, nil)
-		var offs []uint32
-		views, _, viewDead, verr := decodeRecordViews(p, nil, nil, nil, &offs)
-		if (err == nil) != (verr == nil) {
-			t.Fatalf("decodeRecord: %v; decodeRecordViews: %v", err, verr)
+		offs, checkDead, cerr := checkRecord(p)
+		if (err == nil) != (cerr == nil) {
+			t.Fatalf("decodeRecord: %v; checkRecord: %v", err, cerr)
 		}
 		if err != nil {
 			return
 		}
-		if !reflect.DeepEqual(views, calls) || !reflect.DeepEqual(viewDead, dead) || len(offs) != len(calls) {
-			t.Fatal("decodeRecordViews differs from decodeRecord")
+		if !reflect.DeepEqual(checkDead, dead) || len(offs) != len(calls) {
+			t.Fatal("checkRecord differs from decodeRecord")
 		}
 		for i, off := range offs {
 			var c Call

@@ -120,11 +120,13 @@ var errBadRecord = errors.New("malformed spool record")
 
 // recordReader decodes one record payload; the first error sticks. With
 // view set, strings are views of p instead of copies, and string slices are
-// cut from arena. With offs set, record appends each call's offset to it.
+// cut from arena. With offs set, record appends each call's offset to it;
+// with check set, it decodes every call into one Call and keeps none.
 type recordReader struct {
 	p     []byte
 	err   error
 	view  bool
+	check bool
 	arena []string
 	offs  *[]uint32
 }
@@ -136,22 +138,31 @@ func decodeRecord(p []byte, calls []Call, dead []DeadLetter) ([]Call, []DeadLett
 	return r.record(p, calls, dead)
 }
 
-// decodeRecordViews is decodeRecord without copies: the strings of the
-// calls and dead letters are views of p, and the calls' ArgKeys and
-// ArgValues are cut from arena (returned grown). Everything decoded is
-// valid only while p is not written again. With offs set, it appends each
-// call's offset in p to *offs, as appendRecord does.
-func decodeRecordViews(p []byte, calls []Call, arena []string, dead []DeadLetter, offs *[]uint32) ([]Call, []string, []DeadLetter, error) {
-	r := &recordReader{view: true, arena: arena, offs: offs}
-	calls, dead, err := r.record(p, calls, dead)
-	return calls, r.arena, dead, err
+// checkRecord reads the record payload p through as decodeRecord does,
+// without keeping its calls, and returns each call's offset in p (as
+// appendRecord gives them) and the record's dead letters, as copies: p may
+// be reused. The Batcher checks a record read back from the spool so before
+// it queues a copy of it.
+func checkRecord(p []byte) ([]uint32, []DeadLetter, error) {
+	var offs []uint32
+	r := &recordReader{view: true, check: true, offs: &offs}
+	_, dead, err := r.record(p, nil, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range dead {
+		d := &dead[i]
+		d.Tenant, d.Source = strings.Clone(d.Tenant), strings.Clone(d.Source)
+		d.Reason, d.Payload = strings.Clone(d.Reason), strings.Clone(d.Payload)
+	}
+	return offs, dead, nil
 }
 
 // decodeCallAt decodes into c the call at offset off of the record payload
-// p (an offset appendRecord or decodeRecordViews gave), copying nothing, as
-// decodeRecordViews does, and returns arena grown by its ArgKeys and
-// ArgValues. The Batcher's queued records are read this way, one INSERT
-// block at a time, and are never written again.
+// p (an offset appendRecord or checkRecord gave), copying nothing: its
+// strings are views of p, and its ArgKeys and ArgValues are cut from arena,
+// which it returns grown. The Batcher's queued records are read this way,
+// one INSERT block at a time, and are never written again.
 func decodeCallAt(p []byte, off uint32, c *Call, arena []string) ([]string, error) {
 	if uint64(off) >= uint64(len(p)) {
 		return arena, fmt.Errorf("%w: call offset %d of %d bytes", errBadRecord, off, len(p))
@@ -210,13 +221,22 @@ func (r *recordReader) record(p []byte, calls []Call, dead []DeadLetter) ([]Call
 	if err != nil {
 		return calls, dead, err
 	}
-	calls = growCalls(calls, int(nc))
+	var one Call
+	if !r.check {
+		calls = growCalls(calls, int(nc))
+	}
 	for range nc {
 		if r.offs != nil {
 			*r.offs = append(*r.offs, uint32(len(p)-len(r.p)))
 		}
-		calls = append(calls, Call{})
-		r.call(&calls[len(calls)-1])
+		c := &one
+		if r.check {
+			r.arena = r.arena[:0]
+		} else {
+			calls = append(calls, Call{})
+			c = &calls[len(calls)-1]
+		}
+		r.call(c)
 	}
 	for range nd {
 		var d DeadLetter
@@ -230,15 +250,6 @@ func (r *recordReader) record(p []byte, calls []Call, dead []DeadLetter) ([]Call
 		r.err = fmt.Errorf("%w: %d trailing bytes", errBadRecord, len(r.p))
 	}
 	return calls, dead, r.err
-}
-
-// cloneDeadLetters gives dead letters decoded as views strings of their own.
-func cloneDeadLetters(dead []DeadLetter) {
-	for i := range dead {
-		d := &dead[i]
-		d.Tenant, d.Source = strings.Clone(d.Tenant), strings.Clone(d.Source)
-		d.Reason, d.Payload = strings.Clone(d.Reason), strings.Clone(d.Payload)
-	}
 }
 
 func growCalls(s []Call, n int) []Call {

@@ -106,16 +106,15 @@ func (w *Writer) WriteBatch(ctx context.Context, b *Batch) error {
 		end := min(flushed+w.blockRows, n)
 		last = end - flushed
 		arena = arena[:0]
+		// order holds positions in b, which are RowError's Index.
 		for k, i := range order[flushed:end] {
-			r := refs[i]
-			s := b.segs[r.seg]
-			if arena, err = decodeCallAt(s.p, s.offs[r.k], &block[k], arena); err != nil {
-				return &RowError{Index: int(r.index), Err: err}
+			if arena, err = b.decode(refs[i], &block[k], arena); err != nil {
+				return &RowError{Index: int(i), Err: err}
 			}
 		}
 		for k, i := range order[flushed:end] {
 			if err := batch.Append(row.of(&block[k])...); err != nil {
-				return &RowError{Index: int(refs[i].index), Err: err}
+				return &RowError{Index: int(i), Err: err}
 			}
 		}
 		if end < n {
