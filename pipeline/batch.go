@@ -155,12 +155,43 @@ func NewSpooledBatcher(ins Inserter, sp *Spool, cfg BatchConfig, m *Metrics, log
 // Dead letters of a refused request are still kept in memory: they are few
 // and bounded by the request size limits. Add is safe for concurrent use.
 // The Batcher keeps copies of the Call values; the caller may reuse calls.
+// Add is Enqueue followed by Sync.
 func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
+	r, err := b.Enqueue(calls, dead)
+	if err != nil {
+		return err
+	}
+	return b.Sync(r)
+}
+
+// Receipt names what one Enqueue wrote to the spool: the end of its record
+// and its calls. The zero Receipt needs no fsync.
+type Receipt struct {
+	end   SpoolPos
+	calls int
+}
+
+// Later returns the receipt that covers both r and q: Sync of it makes the
+// records of both durable.
+func (r Receipt) Later(q Receipt) Receipt {
+	if r.end.before(q.end) {
+		r.end = q.end
+	}
+	r.calls += q.calls
+	return r
+}
+
+// Enqueue is Add without the fsync: the calls are queued (and appended to
+// the spool, not necessarily on stable storage yet) when it returns nil, and
+// Sync with its receipt makes them durable. A caller that must not hold a
+// lock across an fsync enqueues under the lock and syncs after it. The
+// errors and the all-or-nothing rule are Add's.
+func (b *Batcher) Enqueue(calls []Call, dead []DeadLetter) (Receipt, error) {
 	if b.sp == nil {
-		return b.addMemory(calls, dead)
+		return Receipt{}, b.addMemory(calls, dead)
 	}
 	if len(calls) == 0 && len(dead) == 0 {
-		return nil
+		return Receipt{}, nil
 	}
 	// The record goes after room for its header, which appendFramed fills;
 	// the queue keeps the payload behind it.
@@ -180,7 +211,7 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 		}
 		b.m.dropped.WithLabelValues(reason).Add(float64(len(calls)))
 		b.logPushBack(reason, err)
-		return err
+		return Receipt{}, err
 	}
 	spilled := false
 	// The queue takes the record when every record before it is in memory
@@ -202,13 +233,21 @@ func (b *Batcher) Add(calls []Call, dead []DeadLetter) error {
 	if ready >= b.cfg.BatchSize || len(dead) > 0 || spilled {
 		b.poke()
 	}
-	if b.sp.cfg.Fsync == FsyncAlways {
-		if err := b.sp.Sync(end); err != nil {
-			// The calls are queued and will be inserted, but the sender
-			// is told they are not safe; its resend is harmless.
-			b.m.dropped.WithLabelValues("spool_error").Add(float64(len(calls)))
-			return err
-		}
+	return Receipt{end: end, calls: len(calls)}, nil
+}
+
+// Sync returns once the records r names are on stable storage under
+// -spool-fsync=always (at once under the other policies, or without a
+// spool). Concurrent Syncs share one fsync. When the fsync fails the calls
+// stay queued and will be inserted, but the sender must be told that they
+// are not safe: its resend is harmless.
+func (b *Batcher) Sync(r Receipt) error {
+	if b.sp == nil || b.sp.cfg.Fsync != FsyncAlways || r == (Receipt{}) {
+		return nil
+	}
+	if err := b.sp.Sync(r.end); err != nil {
+		b.m.dropped.WithLabelValues("spool_error").Add(float64(r.calls))
+		return err
 	}
 	return nil
 }

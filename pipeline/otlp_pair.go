@@ -255,6 +255,14 @@ type pairEntry struct {
 	merged bool // both sides are in the row
 	id     identity
 	size   int64 // footprint counted in pairer.bytes while held or kept
+	// end is where the spool record holding the entry's latest row ends
+	// (zero without a spool, and while held): a request that finds its
+	// span already stored (an exporter retry) is answered only once that
+	// record is durable. unsafe is set when the fsync of that record
+	// failed: the sender was told so, and its retry stores the row again
+	// instead of being taken as a duplicate.
+	end    SpoolPos
+	unsafe bool
 }
 
 // entryOverhead is the memory of a pair entry besides the strings of its

@@ -159,24 +159,43 @@ func (o *OTLP) consumeProto(body []byte, s *otlpScratch) (rejected int, msg stri
 	return rejected, msg, true, err
 }
 
+// linkableSpan is a span of a request that may meet another side in the
+// pairer. alone is the row it makes when it meets nothing, built before
+// the pairer's lock is taken when built is set (-otlp-pair-window 0: such
+// a span is stored at once), so that requests do not wait for each other's
+// decoding and classification.
+type linkableSpan struct {
+	f     spanFacts
+	alone Call
+	err   error
+	built bool
+}
+
 // queue pairs the facts of one request, builds their Calls and queues
 // them with the request's dead letters.
 func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []DeadLetter, st tracesStats, now time.Time) (rejected int, msg string, err error) {
 	facts = pairInRequest(facts)
 
-	// Calls that cannot meet another side are built without the lock.
+	// Calls that cannot meet another side are built without the lock, and
+	// so are the rows of linkable ones that meet nothing when nothing is
+	// held.
 	calls := s.calls[:0]
 	if cap(calls) < len(facts) {
 		calls = make([]Call, 0, len(facts))
 	}
-	var linkable []spanFacts
+	linkable := s.linkable[:0]
 	for i := range facts {
 		f := &facts[i]
 		if len(f.pairKeys()) > 0 {
 			if d.borrowed {
 				f.detach() // the pairer keeps it
 			}
-			linkable = append(linkable, *f)
+			l := linkableSpan{f: *f}
+			if o.pair.window == 0 {
+				l.alone, l.err = d.build(f, nil)
+				l.built = true
+			}
+			linkable = append(linkable, l)
 			continue
 		}
 		c, err := d.build(f, nil)
@@ -187,6 +206,7 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 		calls = append(calls, c)
 	}
 	s.calls = calls[:0] // admit may append past it; the array is the one kept
+	s.linkable = linkable[:0]
 	accepted := len(calls)
 
 	// Linkable calls meet what the pairer holds. A call that meets an
@@ -222,13 +242,22 @@ const (
 	stepFoldHeld
 	stepFoldKept
 	stepDuplicate
+	stepRestore // a retry of a span whose stored row's fsync failed: store the row again
 )
 
 // admit queues calls and dead letters with the rows that the linkable
 // calls produce against the pairer, all or nothing: when the queue is
 // full nothing changes. It returns the linkable calls accepted and those
 // deferred to another round.
-func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []spanFacts, now time.Time) (int, []spanFacts, error) {
+//
+// The pairer's lock is held while the calls meet it and are queued, not
+// across the spool's fsync: requests share fsyncs as the NDJSON receiver's
+// do. What a request found already stored (an exporter retry) is answered
+// once the record holding it is durable, and when an fsync fails, the
+// entries whose rows it held are marked so that the sender's retry stores
+// them again rather than being taken as a duplicate of a row that may be
+// lost.
+func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time) (int, []linkableSpan, error) {
 	type step struct {
 		f    spanFacts
 		keys []linkKey
@@ -237,24 +266,26 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		call int // index in calls of the row it emits, -1 for none
 	}
 	if len(linkable) == 0 {
-		// Nothing meets the pairer: queue without its lock, so that
-		// requests do not wait for each other's spool write and fsync.
-		return 0, nil, o.add(calls, dead)
+		// Nothing meets the pairer: queue without its lock.
+		r, err := o.enqueue(calls, dead)
+		if err != nil {
+			return 0, nil, err
+		}
+		return 0, nil, o.batcher.Sync(r)
 	}
 	p := o.pair
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	var steps []step
-	var deferred []spanFacts
+	var deferred []linkableSpan
 	room := p.capacity - p.nHeld
 	var promised int64 // footprint of this request's holds
 	met := map[*pairEntry]bool{}
-	for _, f := range linkable {
-		s := step{f: f, keys: f.pairKeys(), call: -1}
+	for _, l := range linkable {
+		s := step{f: l.f, keys: l.f.pairKeys(), call: -1}
 		var rel uint8
 		s.e, rel = p.find(s.keys, &s.f)
 		if s.e != nil && met[s.e] && rel != relSame {
-			deferred = append(deferred, f)
+			deferred = append(deferred, l)
 			continue
 		}
 		switch rel {
@@ -269,6 +300,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			}
 		case relSame:
 			s.kind = stepDuplicate // an exporter retry, or a side the row already has
+			if s.e.state == entryKept && s.e.unsafe {
+				s.kind = stepRestore
+			}
 		case relFold:
 			outer, inner, _ := nests(&s.e.f, &s.f)
 			s.f = fold(*outer, *inner)
@@ -289,7 +323,11 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		var err error
 		switch s.kind {
 		case stepEmit:
-			c, err = d.build(&s.f, nil)
+			if l.built {
+				c, err = l.alone, l.err
+			} else {
+				c, err = d.build(&s.f, nil)
+			}
 		case stepMergeHeld:
 			m := pairFacts(s.e.f, s.f)
 			c, err = d.build(&m, nil)
@@ -298,19 +336,35 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			c, err = d.build(&m, &s.e.id)
 		case stepFoldKept:
 			c, err = d.build(&s.f, &s.e.id)
+		case stepRestore:
+			c, err = d.build(&s.e.f, &s.e.id)
 		}
 		if err != nil {
 			d.rejectFacts(st, &dead, &s.f, err)
 			continue
 		}
-		if s.kind == stepEmit || s.kind == stepMergeHeld || s.kind == stepMergeKept || s.kind == stepFoldKept {
+		if s.kind != stepHold && s.kind != stepFoldHeld && s.kind != stepDuplicate {
 			s.call = len(calls)
 			calls = append(calls, c)
 		}
 		steps = append(steps, s)
 	}
-	if err := o.add(calls, dead); err != nil {
+	r, err := o.enqueue(calls, dead)
+	if err != nil {
+		p.mu.Unlock()
 		return 0, nil, err
+	}
+	// relied holds the entries whose stored rows this request's answer
+	// vouches for, and the record end each was at.
+	type reliance struct {
+		e   *pairEntry
+		end SpoolPos
+	}
+	var relied []reliance
+	durable := r
+	stored := func(e *pairEntry) {
+		e.end, e.unsafe = r.end, false
+		relied = append(relied, reliance{e, r.end})
 	}
 	for _, s := range steps {
 		switch s.kind {
@@ -320,15 +374,18 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			e := &pairEntry{f: s.f}
 			p.register(e, s.keys)
 			p.keep(e, identityOf(&calls[s.call]), now)
+			stored(e)
 		case stepMergeHeld:
 			p.register(s.e, s.keys)
 			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
 			p.keep(s.e, identityOf(&calls[s.call]), now)
+			stored(s.e)
 		case stepMergeKept:
 			p.register(s.e, s.keys)
 			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
+			stored(s.e)
 		case stepFoldHeld:
 			p.register(s.e, s.keys)
 			s.e.f = s.f
@@ -338,9 +395,29 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			s.e.f = s.f
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
+			stored(s.e)
+		case stepRestore:
+			s.e.id.ingestedMs = calls[s.call].IngestedMs
+			stored(s.e)
+		case stepDuplicate:
+			if s.e.state == entryKept {
+				durable = durable.Later(Receipt{end: s.e.end})
+				relied = append(relied, reliance{s.e, s.e.end})
+			}
 		}
 	}
 	p.trim()
+	p.mu.Unlock()
+	if err := o.batcher.Sync(durable); err != nil {
+		p.mu.Lock()
+		for _, x := range relied {
+			if x.e.state == entryKept && x.e.end == x.end {
+				x.e.unsafe = true
+			}
+		}
+		p.mu.Unlock()
+		return 0, nil, err
+	}
 	return len(steps), deferred, nil
 }
 
@@ -352,21 +429,25 @@ func pairFacts(a, b spanFacts) spanFacts {
 	return mergePair(b, a)
 }
 
-// add queues calls and dead letters and counts the calls by category.
-func (o *OTLP) add(calls []Call, dead []DeadLetter) error {
+// enqueue queues calls and dead letters, without the spool's fsync, and
+// counts the calls by category.
+func (o *OTLP) enqueue(calls []Call, dead []DeadLetter) (Receipt, error) {
 	if len(calls) == 0 && len(dead) == 0 {
-		return nil
+		return Receipt{}, nil
 	}
-	if err := o.batcher.Add(calls, dead); err != nil {
-		return err
+	r, err := o.batcher.Enqueue(calls, dead)
+	if err != nil {
+		return Receipt{}, err
 	}
 	o.m.countClassified(calls)
-	return nil
+	return r, nil
 }
 
 // release emits held spans whose window has passed (every held span when
 // all is set) as rows of one side. When the queue lacks room they stay
-// held and release reports false.
+// held and release reports false. No sender waits on these rows, so the
+// fsync runs under the pairer's lock: an entry becomes a remembered row
+// only once its row is durable.
 func (o *OTLP) release(all bool) bool {
 	now := o.now()
 	p := o.pair
@@ -394,12 +475,17 @@ func (o *OTLP) release(all bool) bool {
 			calls = append(calls, c)
 			built = append(built, e)
 		}
-		if err := o.add(calls, dead); err != nil {
+		r, err := o.enqueue(calls, dead)
+		if err == nil {
+			err = o.batcher.Sync(r)
+		}
+		if err != nil {
 			p.compact(now)
 			return false
 		}
 		for i, e := range built {
 			p.keep(e, identityOf(&calls[i]), now)
+			e.end = r.end
 		}
 		p.trim()
 	}

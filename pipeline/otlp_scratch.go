@@ -20,10 +20,11 @@ const maxKeptBody = 8 << 20
 // reads from the body, the facts the pairer keeps are detached from the
 // body, and the Batcher copies the Calls.
 type otlpScratch struct {
-	body  []byte
-	wire  wireTraces // its views alias body
-	facts []spanFacts
-	calls []Call
+	body     []byte
+	wire     wireTraces // its views alias body
+	facts    []spanFacts
+	calls    []Call
+	linkable []linkableSpan
 }
 
 // scratchPool hands out otlpScratch values of one receiver.
@@ -43,7 +44,8 @@ func (p *scratchPool) get() *otlpScratch {
 func (p *scratchPool) put(s *otlpScratch) {
 	clear(s.facts[:cap(s.facts)])
 	clear(s.calls[:cap(s.calls)])
-	s.facts, s.calls = s.facts[:0], s.calls[:0]
+	clear(s.linkable[:cap(s.linkable)])
+	s.facts, s.calls, s.linkable = s.facts[:0], s.calls[:0], s.linkable[:0]
 	if cap(s.body) > maxKeptBody {
 		s.body, s.wire = nil, wireTraces{} // the views alias the body
 	}

@@ -116,6 +116,7 @@ type Spool struct {
 	closed    bool
 	diskFull  bool                                    // the last write failed for lack of space
 	write     func(f *os.File, b []byte) (int, error) // (*os.File).Write; tests inject failures
+	fsync     func(f *os.File) error                  // (*os.File).Sync; tests inject failures and waits
 
 	syncMu   sync.Mutex
 	synced   SpoolPos
@@ -159,7 +160,8 @@ func OpenSpool(cfg SpoolConfig, m *Metrics, log *slog.Logger) (*Spool, error) {
 		return nil, fmt.Errorf("spool %s is in use by another ingest process (flock: %w); give each process its own -spool-dir", cfg.Dir, err)
 	}
 	s := &Spool{dir: cfg.Dir, cfg: cfg, m: m, log: log, lock: lock, lastSync: time.Now(),
-		write: func(f *os.File, b []byte) (int, error) { return f.Write(b) }}
+		write: func(f *os.File, b []byte) (int, error) { return f.Write(b) },
+		fsync: (*os.File).Sync}
 	if err := s.open(); err != nil {
 		s.closeFiles()
 		return nil, err
@@ -431,7 +433,7 @@ func (s *Spool) Sync(upTo SpoolPos) error {
 	f, head := s.seg, s.head
 	s.mu.Unlock()
 	start := time.Now()
-	err := f.Sync()
+	err := s.fsync(f)
 	if errors.Is(err, os.ErrClosed) {
 		// Rotated meanwhile: rotate fsynced the whole segment.
 		err = nil
