@@ -275,7 +275,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	}
 	p := o.pair
 	p.mu.Lock()
-	var steps []step
+	steps := make([]step, 0, len(linkable))
 	var deferred []linkableSpan
 	room := p.capacity - p.nHeld
 	var promised int64 // footprint of this request's holds
@@ -360,7 +360,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		e   *pairEntry
 		end SpoolPos
 	}
-	var relied []reliance
+	relied := make([]reliance, 0, len(steps))
 	durable := r
 	stored := func(e *pairEntry) {
 		e.end, e.unsafe = r.end, false
