@@ -103,10 +103,12 @@ func blockFsync(sp *Spool) (entered <-chan struct{}, release func()) {
 }
 
 // TestOTLPLinkedRequestsShareTheSpoolFsync: while one request's fsync is
-// in progress, another request's linkable spans are queued (the pairer's
-// lock is not held across an fsync), and both are answered once durable.
+// in progress, another request's linkable spans are queued (neither the
+// pairer's lock nor a builder's place is held across an fsync), and both
+// are answered once durable.
 func TestOTLPLinkedRequestsShareTheSpoolFsync(t *testing.T) {
 	r, sp := newOTLPSpoolRig(t, OTLPConfig{})
+	r.o.builders = make(chan struct{}, 1) // one builder: the first request must give it up before its fsync
 	entered, release := blockFsync(sp)
 	defer release()
 	other := serverSide
@@ -155,5 +157,34 @@ func TestOTLPDuplicateWaitsForTheRecordItFinds(t *testing.T) {
 	}
 	if rows := r.drain(t); len(rows) != 1 {
 		t.Fatalf("%d rows, want 1 (the retry is a duplicate)", len(rows))
+	}
+}
+
+// TestOTLPBuildersAreBounded: a request waits for a builder's place before
+// it builds and queues its rows, so that no more requests than builders
+// hold built rows at once.
+func TestOTLPBuildersAreBounded(t *testing.T) {
+	r := newOTLPRig(t, OTLPConfig{}, 100)
+	r.o.builders = make(chan struct{}, 1)
+	r.o.builders <- struct{}{} // the one place is taken
+	errs := make(chan error, 1)
+	go func() { _, _, err := r.o.Consume(tracesOf(serverSide)); errs <- err }()
+	select {
+	case err := <-errs:
+		t.Fatalf("the request was served (%v) with no builder's place free", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if n := r.b.Queued(); n != 0 {
+		t.Fatalf("%d calls queued with no builder's place free", n)
+	}
+	<-r.o.builders
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	if n := r.b.Queued(); n != 1 {
+		t.Fatalf("%d calls queued, want 1", n)
+	}
+	if len(r.o.builders) != 0 {
+		t.Fatalf("the request kept its builder's place")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +97,9 @@ type OTLP struct {
 	now     func() time.Time
 	pair    *pairer
 	pool    scratchPool
+	// builders admits GOMAXPROCS requests at a time to building their
+	// rows and queueing them (not to the fsync that follows).
+	builders chan struct{}
 }
 
 // NewOTLP returns the OTLP receiver. Body limits come from httpCfg, as for
@@ -109,7 +113,8 @@ func NewOTLP(proc *Processor, b *Batcher, m *Metrics, httpCfg HTTPConfig, cfg OT
 	}
 	cfg = cfg.withDefaults()
 	return &OTLP{proc: proc, batcher: b, m: m, http: httpCfg, cfg: cfg, log: log, now: time.Now,
-		pair: newPairer(cfg.PairWindow, cfg.PairCapacity, cfg.PairMaxBytes)}
+		pair:     newPairer(cfg.PairWindow, cfg.PairCapacity, cfg.PairMaxBytes),
+		builders: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
 // NewOTLPGRPCServer returns a gRPC server with the OTLP trace service of o
@@ -176,6 +181,21 @@ type linkableSpan struct {
 func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []DeadLetter, st tracesStats, now time.Time) (rejected int, msg string, err error) {
 	facts = pairInRequest(facts)
 
+	// The rows a request builds live until they are queued, so more
+	// builders than cores only add memory: 16 exporters of 1,000 linked
+	// spans each, all building at once, held the heap against
+	// -memory-limit and the collector took a quarter of the CPU. A request
+	// gives its place up once its rows are queued, before its fsync.
+	o.builders <- struct{}{}
+	building := true
+	done := func() {
+		if building {
+			building = false
+			<-o.builders
+		}
+	}
+	defer done()
+
 	// Calls that cannot meet another side are built without the lock, and
 	// so are the rows of linkable ones that meet nothing when nothing is
 	// held.
@@ -213,7 +233,7 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 	// entry another call of this request already met waits for the next
 	// round, which sees the first one's result.
 	for len(linkable) > 0 || len(calls) > 0 || len(dead) > 0 {
-		n, next, err := o.admit(d, &st, calls, dead, linkable, now)
+		n, next, err := o.admit(d, &st, calls, dead, linkable, now, done)
 		if err != nil {
 			return 0, "", err
 		}
@@ -256,8 +276,8 @@ const (
 // once the record holding it is durable, and when an fsync fails, the
 // entries whose rows it held are marked so that the sender's retry stores
 // them again rather than being taken as a duplicate of a row that may be
-// lost.
-func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time) (int, []linkableSpan, error) {
+// lost. queued runs once the rows are queued, before the fsync.
+func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time, queued func()) (int, []linkableSpan, error) {
 	type step struct {
 		f    spanFacts
 		keys []linkKey
@@ -268,6 +288,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	if len(linkable) == 0 {
 		// Nothing meets the pairer: queue without its lock.
 		r, err := o.enqueue(calls, dead)
+		queued()
 		if err != nil {
 			return 0, nil, err
 		}
@@ -408,6 +429,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	}
 	p.trim()
 	p.mu.Unlock()
+	queued()
 	if err := o.batcher.Sync(durable); err != nil {
 		p.mu.Lock()
 		for _, x := range relied {
