@@ -54,7 +54,7 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&c.otlp.PairWindow, "otlp-pair-window", 0, "how long a client or server span is held in memory waiting for the other side of its call; 0 (default) stores every span at once, so an acknowledged span is always durable, and the other side merges into the same row when it arrives; >0 (e.g. 10s) writes one merged row with the server's name at the cost of held spans being lost on a crash (docs/otel.md, docs/operations.md)")
 	fs.IntVar(&c.otlp.PairCapacity, "otlp-pair-capacity", 100000, "spans held for pairing, and stored spans remembered for a late other side, at most each; bounds memory")
 	c.otlp.PairMaxBytes = pipeline.DefaultPairMaxBytes
-	fs.Func("otlp-pair-max-bytes", "memory of the spans held for pairing and remembered for a late other side, at most, e.g. 32MiB (default); the oldest remembered are forgotten first, and past it a span is stored at once instead of held. -memory-limit's default grows with it", func(v string) error {
+	fs.Func("otlp-pair-max-bytes", "memory of the spans held for pairing and remembered for a late other side, at most, e.g. 32MiB (default 16MiB); the oldest remembered are forgotten first, and past it a span is stored at once instead of held. -memory-limit's default grows with it", func(v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("want a size such as 32MiB or 1GiB")
