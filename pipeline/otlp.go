@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -257,16 +258,35 @@ func (d *traceDecoder) decodeViews(views []spanView, facts []spanFacts) ([]spanF
 }
 
 // detach copies the strings of f, so that f no longer aliases a request
-// body.
+// body. They are copied into one buffer, which they all view: one
+// allocation per span instead of one per string, for the pairer to keep.
 func (f *spanFacts) detach() {
-	for _, s := range []*string{&f.name, &f.tenant, &f.server, &f.tool, &f.session, &f.conv, &f.client,
-		&f.proto, &f.reqID, &f.args, &f.localErr, &f.rpcMsg, &f.result} {
-		*s = strings.Clone(*s)
+	fields := [...]*string{&f.name, &f.tenant, &f.server, &f.tool, &f.session, &f.conv, &f.client,
+		&f.proto, &f.reqID, &f.args, &f.localErr, &f.rpcMsg, &f.result}
+	n := 0
+	for _, s := range fields {
+		n += len(*s)
+	}
+	for _, t := range f.texts {
+		n += len(t)
+	}
+	// buf never grows past n, so the views of earlier strings stay valid.
+	buf := make([]byte, 0, n)
+	view := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		a := len(buf)
+		buf = append(buf, s...)
+		return unsafe.String(&buf[a], len(s))
+	}
+	for _, s := range fields {
+		*s = view(*s)
 	}
 	if len(f.texts) > 0 {
 		texts := make([]string, len(f.texts))
 		for i, t := range f.texts {
-			texts[i] = strings.Clone(t)
+			texts[i] = view(t)
 		}
 		f.texts = texts
 	}

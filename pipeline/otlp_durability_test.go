@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mcplens/mcplens/pipeline/classify"
 )
@@ -186,5 +187,37 @@ func TestOTLPBuildersAreBounded(t *testing.T) {
 	}
 	if len(r.o.builders) != 0 {
 		t.Fatalf("the request kept its builder's place")
+	}
+}
+
+// TestDetachCopiesEveryStringOnce: detached facts keep their values when
+// the body they viewed is overwritten, and cost one allocation for the
+// strings (plus the texts slice).
+func TestDetachCopiesEveryStringOnce(t *testing.T) {
+	body := []byte("tools/call qacmekbsearch_docss9conv1agent2025-06-183{\"q\":\"x\"}lostboomresultRate limitmore")
+	v := func(a, b int) string { return unsafe.String(&body[a], b-a) }
+	f := func() spanFacts {
+		return spanFacts{name: v(0, 12), tenant: v(12, 16), server: v(16, 18), tool: v(18, 29), session: v(29, 31),
+			conv: v(31, 36), client: v(36, 41), proto: v(41, 51), reqID: v(51, 52), args: v(52, 61),
+			localErr: v(61, 65), rpcMsg: v(65, 69), result: v(69, 75), texts: []string{v(75, 85), "", v(85, 89)}}
+	}
+	got := f()
+	got.detach()
+	saved := append([]byte(nil), body...)
+	for i := range body {
+		body[i] = '#'
+	}
+	wantVals := []string{"tools/call q", "acme", "kb", "search_docs", "s9", "conv1", "agent", "2025-06-18", "3",
+		`{"q":"x"}`, "lost", "boom", "result", "Rate limit", "", "more"}
+	gotVals := []string{got.name, got.tenant, got.server, got.tool, got.session, got.conv, got.client, got.proto, got.reqID,
+		got.args, got.localErr, got.rpcMsg, got.result, got.texts[0], got.texts[1], got.texts[2]}
+	for i := range wantVals {
+		if gotVals[i] != wantVals[i] {
+			t.Errorf("field %d after the body changed: %q, want %q", i, gotVals[i], wantVals[i])
+		}
+	}
+	copy(body, saved)
+	if n := testing.AllocsPerRun(100, func() { g := f(); g.detach() }); n > 2+1 { // +1: f's texts literal
+		t.Errorf("detach: %.0f allocations, want 2 (the strings' buffer and the texts)", n)
 	}
 }
