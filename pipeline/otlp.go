@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -258,7 +257,7 @@ func (d *traceDecoder) decodeViews(views []spanView, facts []spanFacts) ([]spanF
 }
 
 // detach copies the strings of f, so that f no longer aliases a request
-// body. They are copied into one buffer, which they all view: one
+// body. They are copied into one string, which they all slice: one
 // allocation per span instead of one per string, for the pairer to keep.
 func (f *spanFacts) detach() {
 	fields := [...]*string{&f.name, &f.tenant, &f.server, &f.tool, &f.session, &f.conv, &f.client,
@@ -270,23 +269,29 @@ func (f *spanFacts) detach() {
 	for _, t := range f.texts {
 		n += len(t)
 	}
-	// buf never grows past n, so the views of earlier strings stay valid.
-	buf := make([]byte, 0, n)
-	view := func(s string) string {
+	var b strings.Builder // its buffer is not zeroed first
+	b.Grow(n)
+	for _, s := range fields {
+		b.WriteString(*s)
+	}
+	for _, t := range f.texts {
+		b.WriteString(t)
+	}
+	all, at := b.String(), 0
+	next := func(s string) string {
 		if s == "" {
 			return ""
 		}
-		a := len(buf)
-		buf = append(buf, s...)
-		return unsafe.String(&buf[a], len(s))
+		at += len(s)
+		return all[at-len(s) : at]
 	}
 	for _, s := range fields {
-		*s = view(*s)
+		*s = next(*s)
 	}
 	if len(f.texts) > 0 {
 		texts := make([]string, len(f.texts))
 		for i, t := range f.texts {
-			texts[i] = view(t)
+			texts[i] = next(t)
 		}
 		f.texts = texts
 	}
