@@ -5,7 +5,8 @@
 #   ingest  ingest end to end against clickhouse-client's JSONEachRow and
 #           Native inserts on the same server (bench/ingestbench; 3 runs);
 #           MCPLENS_BENCH_BASELINE=<git rev> adds that revision's cmd/ingest
-#           to the same rounds (before/after)
+#           to the same rounds (before/after), for NDJSON, OTLP root spans
+#           and OTLP spans with a parent
 #   scale   every endpoint's queries at MCPLENS_BENCH_CALLS calls (default
 #           1,000,000) on both engines (queries.BenchmarkScale; 3 runs, each
 #           on freshly generated data, one iteration per endpoint; medians)
@@ -67,13 +68,14 @@ for part in "${parts[@]}"; do
     ;;
   ingest)
     echo "== ingest end to end (bench/ingestbench)"
-    variants="-spool-fsync=never;posters=16;-batch-size=50000 -queue-capacity=100000"
+    variants="-spool-fsync=never;posters=16;posters=16 payload=otlp-linked;-batch-size=50000 -queue-capacity=100000"
     if [ -n "${MCPLENS_BENCH_BASELINE:-}" ]; then
       # An older build of cmd/ingest, run in the same rounds: before/after.
       rm -rf "$out/baseline" && mkdir -p "$out/baseline"
       git archive "$MCPLENS_BENCH_BASELINE" | tar -x -C "$out/baseline"
       (cd "$out/baseline" && go build -o "$out/ingest-$MCPLENS_BENCH_BASELINE" ./cmd/ingest)
-      variants="$variants;bin=$out/ingest-$MCPLENS_BENCH_BASELINE"
+      base="$out/ingest-$MCPLENS_BENCH_BASELINE"
+      variants="$variants;bin=$base;payload=otlp bin=$base;payload=otlp-linked bin=$base"
     fi
     go run ./bench/ingestbench -calls "${MCPLENS_INGEST_CALLS:-300000}" -runs 3 -variants "$variants" 2>"$out/ingest.log" | tee "$out/ingest.md"
     ;;
