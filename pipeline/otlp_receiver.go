@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -187,14 +188,8 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 	// -memory-limit and the collector took a quarter of the CPU. A request
 	// gives its place up once its rows are queued, before its fsync.
 	o.builders <- struct{}{}
-	building := true
-	done := func() {
-		if building {
-			building = false
-			<-o.builders
-		}
-	}
-	defer done()
+	built := sync.OnceFunc(func() { <-o.builders })
+	defer built()
 
 	// Calls that cannot meet another side are built without the lock, and
 	// so are the rows of linkable ones that meet nothing when nothing is
@@ -233,7 +228,11 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 	// entry another call of this request already met waits for the next
 	// round, which sees the first one's result.
 	for len(linkable) > 0 || len(calls) > 0 || len(dead) > 0 {
-		n, next, err := o.admit(d, &st, calls, dead, linkable, now, done)
+		n, next, v, err := o.admit(d, &st, calls, dead, linkable, now)
+		built() // the rows are queued (or refused): only the fsync is left
+		if err == nil {
+			err = o.settle(v)
+		}
 		if err != nil {
 			return 0, "", err
 		}
@@ -271,13 +270,11 @@ const (
 // deferred to another round.
 //
 // The pairer's lock is held while the calls meet it and are queued, not
-// across the spool's fsync: requests share fsyncs as the NDJSON receiver's
-// do. What a request found already stored (an exporter retry) is answered
-// once the record holding it is durable, and when an fsync fails, the
-// entries whose rows it held are marked so that the sender's retry stores
-// them again rather than being taken as a duplicate of a row that may be
-// lost. queued runs once the rows are queued, before the fsync.
-func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time, queued func()) (int, []linkableSpan, error) {
+// across the spool's fsync, which the caller runs with settle: requests
+// share fsyncs as the NDJSON receiver's do. The vouch returned names what
+// the request's answer stands for: its own record, and the records holding
+// the rows of what it found already stored (an exporter retry).
+func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time) (int, []linkableSpan, vouch, error) {
 	type step struct {
 		f    spanFacts
 		keys []linkKey
@@ -288,11 +285,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	if len(linkable) == 0 {
 		// Nothing meets the pairer: queue without its lock.
 		r, err := o.enqueue(calls, dead)
-		queued()
-		if err != nil {
-			return 0, nil, err
-		}
-		return 0, nil, o.batcher.Sync(r)
+		return 0, nil, vouch{durable: r}, err
 	}
 	p := o.pair
 	p.mu.Lock()
@@ -373,19 +366,12 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	r, err := o.enqueue(calls, dead)
 	if err != nil {
 		p.mu.Unlock()
-		return 0, nil, err
+		return 0, nil, vouch{}, err
 	}
-	// relied holds the entries whose stored rows this request's answer
-	// vouches for, and the record end each was at.
-	type reliance struct {
-		e   *pairEntry
-		end SpoolPos
-	}
-	relied := make([]reliance, 0, len(steps))
-	durable := r
+	v := vouch{durable: r, relied: make([]reliance, 0, len(steps))}
 	stored := func(e *pairEntry) {
 		e.end, e.unsafe = r.end, false
-		relied = append(relied, reliance{e, r.end})
+		v.relied = append(v.relied, reliance{e, r.end})
 	}
 	for _, s := range steps {
 		switch s.kind {
@@ -422,25 +408,46 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			stored(s.e)
 		case stepDuplicate:
 			if s.e.state == entryKept {
-				durable = durable.Later(Receipt{end: s.e.end})
-				relied = append(relied, reliance{s.e, s.e.end})
+				v.durable = v.durable.Later(Receipt{end: s.e.end})
+				v.relied = append(v.relied, reliance{s.e, s.e.end})
 			}
 		}
 	}
 	p.trim()
 	p.mu.Unlock()
-	queued()
-	if err := o.batcher.Sync(durable); err != nil {
+	return len(steps), deferred, v, nil
+}
+
+// vouch is what a request's answer stands for once admit queued its rows:
+// the spool records to make durable, and the pairer entries whose stored
+// rows those records hold, each with the record end it had then.
+type vouch struct {
+	durable Receipt
+	relied  []reliance
+}
+
+type reliance struct {
+	e   *pairEntry
+	end SpoolPos
+}
+
+// settle fsyncs what v names. When the fsync fails, the entries still at
+// the record v relied on are marked unsafe, so that the sender's retry
+// stores their rows again rather than being taken as a duplicate of a row
+// that may be lost.
+func (o *OTLP) settle(v vouch) error {
+	err := o.batcher.Sync(v.durable)
+	if err != nil && len(v.relied) > 0 {
+		p := o.pair
 		p.mu.Lock()
-		for _, x := range relied {
+		for _, x := range v.relied {
 			if x.e.state == entryKept && x.e.end == x.end {
 				x.e.unsafe = true
 			}
 		}
 		p.mu.Unlock()
-		return 0, nil, err
 	}
-	return len(steps), deferred, nil
+	return err
 }
 
 // pairFacts merges an entry's facts with the other side's.
