@@ -730,10 +730,8 @@ func (b *Batcher) insertCalls(ctx context.Context, batch *Batch) bool {
 			batch = batch.without(row.Index)
 			continue
 		}
-		dls := make([]DeadLetter, batch.Len())
-		for i := range dls {
-			dls[i] = rejectedAt(batch, i, err)
-		}
+		dls := make([]DeadLetter, 0, batch.Len())
+		batch.each(func(c *Call, derr error) { dls = append(dls, rejected(c, derr, err)) })
 		b.log.Error("clickhouse refused a batch for good; its calls go to dead_letters", "calls", batch.Len(), "err", err)
 		if !b.insertDead(ctx, dls) {
 			return false
@@ -788,11 +786,17 @@ func (b *Batcher) attempt(ctx context.Context, table string, insert func(context
 // one, with the decode error, so that no call is lost without a trace.
 func rejectedAt(batch *Batch, i int, err error) DeadLetter {
 	c, derr := batch.At(i)
+	return rejected(&c, derr, err)
+}
+
+// rejected is rejectedAt for a call already decoded (c, or the error derr
+// of decoding it).
+func rejected(c *Call, derr, err error) DeadLetter {
 	if derr != nil {
 		reason := fmt.Sprintf("queued call undecodable (%v) after: %v", derr, err)
 		return DeadLetter{Received: time.Now().UTC(), Reason: reason[:utf8Cut([]byte(reason), 1024)]}
 	}
-	return rejectedCall(&c, err)
+	return rejectedCall(c, err)
 }
 
 // rejectedCall is the dead letter of a call ClickHouse refused: the call as

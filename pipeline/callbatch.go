@@ -53,6 +53,23 @@ func (b *Batch) Calls() ([]Call, error) {
 	return calls, nil
 }
 
+// each decodes the calls of b in order, each into the same scratch Call,
+// and calls fn with it (valid until fn returns), or with the error of a
+// call that does not decode. It reads the runs once, where At walks them
+// for every call.
+func (b *Batch) each(fn func(c *Call, err error)) {
+	var c Call
+	var arena []string
+	for _, s := range b.segs {
+		for k := s.from; k < s.to; k++ {
+			c = Call{}
+			var err error
+			arena, err = decodeCallAt(s.p, s.offs[k], &c, arena[:0])
+			fn(&c, err)
+		}
+	}
+}
+
 // At decodes call i of b (0-based, in b's order).
 func (b *Batch) At(i int) (Call, error) {
 	var c Call

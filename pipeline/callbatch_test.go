@@ -69,6 +69,16 @@ func TestBatchReadsItsRunsInOrder(t *testing.T) {
 			t.Errorf("without(%d) does not hold the other %d calls in order", i, len(want)-1)
 		}
 	}
+	i := 0
+	b.each(func(c *Call, err error) {
+		if err != nil || i >= len(want) || !reflect.DeepEqual(*c, want[i]) {
+			t.Errorf("each, call %d: %v, or not call %d", i, err, i)
+		}
+		i++
+	})
+	if i != len(want) {
+		t.Errorf("each read %d calls, want %d", i, len(want))
+	}
 	if _, err := b.At(len(want)); err == nil {
 		t.Error("At past the end: no error")
 	}
@@ -99,6 +109,20 @@ func TestBatchNamesTheCallADamagedRecordLoses(t *testing.T) {
 	d := rejectedAt(b, 3, err)
 	if d.Reason == "" || d.Payload != "" {
 		t.Errorf("dead letter of an undecodable call: %+v", d)
+	}
+	// A batch refused whole: every call gets a dead letter, the damaged
+	// one with the decode error.
+	var dls []DeadLetter
+	i := 0
+	b.each(func(c *Call, derr error) {
+		if (derr != nil) != (i == 3) {
+			t.Errorf("each, call %d: decode error %v", i, derr)
+		}
+		dls = append(dls, rejected(c, derr, errors.New("refused")))
+		i++
+	})
+	if len(dls) != b.Len() || dls[3].Payload != "" || dls[2].Payload == "" || dls[4].Payload == "" {
+		t.Errorf("dead letters of a refused batch: %d of %d, damaged one %+v", len(dls), b.Len(), dls[3])
 	}
 	if rest, err := b.without(3).Calls(); err != nil || len(rest) != b.Len()-1 {
 		t.Errorf("without the damaged call: %d calls, %v", len(rest), err)
