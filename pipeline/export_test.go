@@ -18,3 +18,12 @@ func SortOrder(b *Batch) []int32 {
 
 // DriverRow is the row WriteCalls hands the driver for c.
 func DriverRow(c *Call) []any { var r driverRow; return r.of(c) }
+
+// DriverRows builds rows as WriteBatch does, one after the other.
+type DriverRows struct{ r driverRow }
+
+func (d *DriverRows) Of(c *Call) []any { return d.r.of(c) }
+func (d *DriverRows) Forget()          { d.r.forget() }
+
+// LowCardColumns is the number of LowCardinality columns the Writer boxes.
+const LowCardColumns = lowCardColumns

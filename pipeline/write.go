@@ -106,6 +106,7 @@ func (w *Writer) WriteBatch(ctx context.Context, b *Batch) error {
 		end := min(flushed+w.blockRows, n)
 		last = end - flushed
 		arena = arena[:0]
+		row.forget()
 		// order holds positions in b, which are RowError's Index.
 		for k, i := range order[flushed:end] {
 			if arena, err = b.decode(refs[i], &block[k], arena); err != nil {
@@ -146,7 +147,39 @@ func (w *Writer) WriteBatch(ctx context.Context, b *Batch) error {
 type driverRow struct {
 	row          []any
 	keys, values []*string
+	// lc holds, per LowCardinality column, the last value put in an
+	// interface and that interface: rows arrive in key order, so a column's
+	// value is mostly the one of the row before, and reusing its interface
+	// saves a heap copy per column and row. (The two array columns still
+	// cost one each: the driver takes a slice only by value.) The driver's
+	// dictionary keeps the interfaces it is given until
+	// the block is sent; forget drops them when the Calls they view are
+	// overwritten.
+	lc [lowCardColumns]boxed
 }
+
+// lowCardColumns is the number of LowCardinality columns of the calls
+// table (schema/002_calls.sql; TestDriverRowMatchesValues counts them).
+const lowCardColumns = 12
+
+type boxed struct {
+	s string
+	v any
+}
+
+// box returns s in an interface, the one of the row before when column i
+// had the same value there.
+func (r *driverRow) box(i int, s string) any {
+	b := &r.lc[i]
+	if b.v == nil || b.s != s {
+		b.s, b.v = s, s
+	}
+	return b.v
+}
+
+// forget drops the values box remembers: call it before the Calls that
+// of is given next are decoded over the memory of earlier ones.
+func (r *driverRow) forget() { r.lc = [lowCardColumns]boxed{} }
 
 // of returns the row of c in the column order of insert_calls.sql, in the
 // forms the driver converts without allocating: a pointer to the field for
@@ -155,7 +188,8 @@ type driverRow struct {
 // the two Array(String) columns (the driver boxes a []string element by
 // element), and the value itself for the LowCardinality columns, whose
 // driver dictionary is keyed by the interface value (a pointer would make
-// every row a new entry). The row is valid until the next call of of and
+// every row a new entry), in the interface of the row before when the
+// value is the same (box). The row is valid until the next call of of and
 // while c is unchanged; Values gives the same row as plain values.
 func (r *driverRow) of(c *Call) []any {
 	r.keys = r.keys[:0]
@@ -167,14 +201,14 @@ func (r *driverRow) of(c *Call) []any {
 		r.values = append(r.values, &c.ArgValues[i])
 	}
 	r.row = append(r.row[:0],
-		&c.Time, &c.TimeMs, &c.DurationMs, c.Tenant, c.Server, c.Tool, &c.SessionID, &c.SessionKey,
-		&c.TraceID, &c.RequestID, &c.CallID, c.Client, c.ProtocolVersion, c.Source, c.Side,
+		&c.Time, &c.TimeMs, &c.DurationMs, r.box(0, c.Tenant), r.box(1, c.Server), r.box(2, c.Tool), &c.SessionID, &c.SessionKey,
+		&c.TraceID, &c.RequestID, &c.CallID, r.box(3, c.Client), r.box(4, c.ProtocolVersion), r.box(5, c.Source), r.box(6, c.Side),
 		&c.ArgsJSON, &c.ArgsHash, r.keys, r.values,
-		&c.HasResponse, &c.IsError, &c.RPCError, &c.RPCCode, &c.RPCMessage, c.ResultType,
+		&c.HasResponse, &c.IsError, &c.RPCError, &c.RPCCode, &c.RPCMessage, r.box(7, c.ResultType),
 		&c.ContentBlocks, &c.TextBytes, &c.HasStructured, &c.Message,
-		c.Category, &c.IsFailure, &c.DeclaredRetryable, &c.ExpectedRetryable, c.ClassSource,
-		c.ClassRule, &c.ErrorCode, &c.Misflagged, &c.RetryAfterMs, &c.Continuation,
-		c.TaxonomyVersion, &c.IngestedMs,
+		r.box(8, c.Category), &c.IsFailure, &c.DeclaredRetryable, &c.ExpectedRetryable, r.box(9, c.ClassSource),
+		r.box(10, c.ClassRule), &c.ErrorCode, &c.Misflagged, &c.RetryAfterMs, &c.Continuation,
+		r.box(11, c.TaxonomyVersion), &c.IngestedMs,
 	)
 	return r.row
 }

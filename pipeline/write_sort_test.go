@@ -116,18 +116,24 @@ func TestDriverRowMatchesValues(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^\s*(\w+) LowCardinality\(`).FindAllSubmatch(ddl, -1) {
 		lowCard[string(m[1])] = true
 	}
-	if len(lowCard) == 0 {
-		t.Fatal("no LowCardinality column found in schema/002_calls.sql")
+	if len(lowCard) != pipeline.LowCardColumns {
+		t.Fatalf("schema/002_calls.sql has %d LowCardinality columns, the Writer boxes %d", len(lowCard), pipeline.LowCardColumns)
 	}
 	lines := generatedLines(t, 200)
 	p := &pipeline.Processor{Classifier: classify.Default()}
 	cols := pipeline.CallColumns()
-	for _, l := range lines {
+	// One builder for every row, as WriteBatch uses it: a LowCardinality
+	// value boxed for an earlier row must not leak into a later one.
+	var rows pipeline.DriverRows
+	for i, l := range lines {
 		c, err := p.Line(l)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, got := c.Values(), pipeline.DriverRow(&c)
+		if i%50 == 0 {
+			rows.Forget()
+		}
+		want, got := c.Values(), rows.Of(&c)
 		if len(got) != len(cols) || len(want) != len(cols) {
 			t.Fatalf("%d driver values, %d values, %d columns", len(got), len(want), len(cols))
 		}
@@ -150,5 +156,31 @@ func TestDriverRowMatchesValues(t *testing.T) {
 				t.Fatalf("column %s: driver row %v, Values %v", col, v.Interface(), want[i])
 			}
 		}
+	}
+}
+
+// TestDriverRowReusesLowCardinalityBoxes requires a row whose
+// LowCardinality values are those of the row before to cost no allocation,
+// and a changed value to reach the driver: rows arrive in key order, so
+// most rows repeat the tenant, server, tool and class of the one before.
+func TestDriverRowReusesLowCardinalityBoxes(t *testing.T) {
+	a := pipeline.Call{Tenant: "acme", Server: "docs", Tool: "search", Client: "cli", ProtocolVersion: "2025-06-18",
+		Source: "ndjson", Side: "server", ResultType: "text", Category: "OK", ClassSource: "default",
+		ClassRule: "", TaxonomyVersion: "v1", ArgKeys: []string{"q"}, ArgValues: []string{"x"}}
+	b := a
+	b.Category, b.Tool = "INVALID_ARGUMENT", "fetch"
+	var rows pipeline.DriverRows
+	rows.Of(&a)
+	// The two Array(String) columns box their slice headers: the driver
+	// takes no pointer to a slice on its fast path.
+	if n := testing.AllocsPerRun(100, func() { rows.Of(&a) }); n > 2 {
+		t.Fatalf("a row repeating the one before allocates %v times, want at most 2 (the array columns)", n)
+	}
+	got := rows.Of(&b)
+	if got[5] != any("fetch") || got[29] != any("INVALID_ARGUMENT") || got[3] != any("acme") {
+		t.Fatalf("changed values not in the row: tool %v, category %v, tenant %v", got[5], got[29], got[3])
+	}
+	if got = rows.Of(&a); got[5] != any("search") || got[29] != any("OK") {
+		t.Fatalf("back to the first call: tool %v, category %v", got[5], got[29])
 	}
 }
