@@ -21,14 +21,19 @@ import (
 
 // payload is one encoding of the benchmark's calls, cut into request bodies.
 type payload struct {
-	name        string   // "ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked"
+	name        string   // "ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"
 	path        string   // "/v1/calls" or "/v1/traces"
 	contentType string   // of each body
 	gzip        bool     // bodies are gzip-compressed (Content-Encoding: gzip)
 	bodies      [][]byte // as sent
-	calls       []int    // calls in each body
-	wireBytes   int64    // sum of len(bodies)
-	rawBytes    int64    // the same bodies before compression
+	calls       []int    // calls in each body; spans when perCall > 1
+	// perCall is the spans each call is exported as (0: one). A payload of
+	// both sides ends with one row of side "both" per call, which is what
+	// a run waits for; before that, each call may also be a row of the
+	// side that came first, which FINAL replaces.
+	perCall   int
+	wireBytes int64 // sum of len(bodies)
+	rawBytes  int64 // the same bodies before compression
 }
 
 // dataset holds every form of the same calls: the capture lines posted to
@@ -88,7 +93,11 @@ func prepare(n, perBody int, dir string) (*dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.payloads = []*payload{nd, gzipped(nd), ot, gzipped(ot), linked}
+	both, err := otlpBothPayload(lines, perBody)
+	if err != nil {
+		return nil, err
+	}
+	d.payloads = []*payload{nd, gzipped(nd), ot, gzipped(ot), linked, both}
 
 	d.jsonRows = dir + "/calls.jsonl"
 	d.calls, d.rowBytes, err = writeRows(lines, d.jsonRows)
@@ -102,7 +111,7 @@ func prepare(n, perBody int, dir string) (*dataset, error) {
 // compression on sends it.
 func gzipped(p *payload) *payload {
 	g := &payload{name: p.name + "+gzip", path: p.path, contentType: p.contentType, gzip: true,
-		calls: p.calls, rawBytes: p.rawBytes}
+		calls: p.calls, perCall: p.perCall, rawBytes: p.rawBytes}
 	for _, b := range p.bodies {
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
@@ -234,4 +243,57 @@ func otlpPayload(name string, lines [][]byte, perBody int, linked bool) (*payloa
 	}
 	ot.wireBytes = ot.rawBytes
 	return ot, nil
+}
+
+// otlpBothPayload is lines exported by both sides, as by a client and a
+// server that are both instrumented: body k holds the client spans of the
+// k-th chunk of perBody lines (traffic.AppendClientSpan) and the server
+// spans of the chunk before it (traffic.AppendServerSpan with a parent),
+// and one more body the server spans of the last chunk. Each side of a
+// call thus arrives in another request, as from two exporters, and ingest
+// pairs them across requests: with the default -otlp-pair-window of 0 it
+// stores the client's side alone, remembers it, and writes the merged row
+// under the same identity when the server's side comes (docs/otel.md).
+func otlpBothPayload(lines [][]byte, perBody int) (*payload, error) {
+	p := &payload{name: "otlp-both", path: "/v1/traces", contentType: "application/x-protobuf", perCall: 2}
+	var prev [][]byte
+	var prevID uint64
+	id := uint64(0)
+	for i := 0; i < len(lines) || len(prev) > 0; i += perBody {
+		chunk := lines[min(i, len(lines)):min(i+perBody, len(lines))]
+		td := ptrace.NewTraces()
+		spans := 0
+		for j, l := range chunk {
+			ok, err := traffic.AppendClientSpan(td, l, id+uint64(j)+1)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				spans++
+			}
+		}
+		for j, l := range prev {
+			ok, err := traffic.AppendServerSpan(td, l, prevID+uint64(j)+1, true)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				spans++
+			}
+		}
+		prev, prevID = chunk, id
+		id += uint64(len(chunk))
+		if spans == 0 {
+			continue
+		}
+		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			return nil, fmt.Errorf("marshal OTLP request: %w", err)
+		}
+		p.bodies = append(p.bodies, body)
+		p.calls = append(p.calls, spans)
+		p.rawBytes += int64(len(body))
+	}
+	p.wireBytes = p.rawBytes
+	return p, nil
 }

@@ -179,7 +179,7 @@ func tail(path string) string {
 
 // postStats sums the answers to one run's requests.
 type postStats struct {
-	accepted int64 // calls ingest accepted
+	accepted int64 // calls (spans, for OTLP) ingest accepted
 	pushBack int64 // 503 and 429 answers, each followed by a resend
 }
 
@@ -220,7 +220,7 @@ func post(ctx context.Context, addr string, p *payload, posters int, rate float6
 feed:
 	for i := range p.bodies {
 		if rate > 0 {
-			at := start.Add(time.Duration(float64(sent) / rate * float64(time.Second)))
+			at := start.Add(time.Duration(float64(sent) / float64(max(1, p.perCall)) / rate * float64(time.Second)))
 			select {
 			case <-ctx.Done():
 				break feed

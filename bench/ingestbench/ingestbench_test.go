@@ -16,12 +16,12 @@ import (
 // Nothing here asserts a timing.
 func TestIngestBenchRuns(t *testing.T) {
 	var out, log bytes.Buffer
-	args := []string{"-calls", "2000", "-runs", "1", "-lines-per-request", "400", "-overload-posters", "4"}
+	args := []string{"-calls", "2000", "-runs", "1", "-lines-per-request", "400", "-overload-posters", "4", "-timeout", "2m"}
 	if err := run(context.Background(), args, &out, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	for _, s := range []string{nameJSON, nameNative, nameNativeNoView, "ingest ndjson |", "ingest ndjson+gzip |",
-		"ingest otlp |", "ingest otlp+gzip |", "ingest ndjson, -spool-fsync=never |", "ingest ndjson, -batch-size=10000 -inserts=1 |", "| sustained:", "| overload:"} {
+		"ingest otlp |", "ingest otlp+gzip |", "ingest otlp-linked |", "ingest otlp-both |", "ingest ndjson, -spool-fsync=never |", "ingest ndjson, -batch-size=10000 -inserts=1 |", "| sustained:", "| overload:"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("the report has no %q row:\n%s", s, out.String())
 		}
@@ -32,12 +32,12 @@ func TestIngestBenchRuns(t *testing.T) {
 // payload=NAME included.
 func TestIngestBenchOnlyRunsTheSelectedScenarios(t *testing.T) {
 	var out, log bytes.Buffer
-	args := []string{"-calls", "500", "-runs", "1", "-only", "JSONEachRow,-inserts=3", "-variants", "-inserts=3;-inserts=1;payload=otlp -inserts=3"}
+	args := []string{"-calls", "500", "-runs", "1", "-only", "JSONEachRow,-inserts=3,-otlp-pair-window", "-variants", "-inserts=3;-inserts=1;payload=otlp -inserts=3;payload=otlp-both -otlp-pair-window=5s"}
 	if err := run(context.Background(), args, &out, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	for s, want := range map[string]bool{nameJSON: true, "ingest ndjson, -inserts=3 |": true, "ingest ndjson, -inserts=1 |": false,
-		"ingest otlp, -inserts=3 |": true, "ingest ndjson |": false, nameNative + " |": false, "| sustained:": false} {
+		"ingest otlp, -inserts=3 |": true, "ingest otlp-both, -otlp-pair-window=5s |": true, "ingest ndjson |": false, nameNative + " |": false, "| sustained:": false} {
 		if got := strings.Contains(out.String(), s); got != want {
 			t.Errorf("row %q present: %v, want %v\n%s", s, got, want, out.String())
 		}
@@ -53,6 +53,7 @@ func TestIngestBenchProfiles(t *testing.T) {
 	}{
 		{"", "in-process ingest ndjson: 1000 calls"},
 		{"otlp", "in-process ingest otlp: 1000 calls"},
+		{"otlp-both", "in-process ingest otlp-both: 1000 calls"},
 	} {
 		t.Run("only="+tc.only, func(t *testing.T) {
 			dir := t.TempDir()

@@ -4,8 +4,11 @@
 //   - ingest: realistic calls from the traffic generator, posted to a
 //     running cmd/ingest (its default flags: spool with fsync always,
 //     batches of 10,000) over loopback by several concurrent clients, as
-//     NDJSON captures and as OTLP protobuf spans, gzip off and on, timed
-//     until count() FROM calls holds all of them; plus NDJSON with
+//     NDJSON captures and as OTLP protobuf spans, gzip off and on (root
+//     server spans; server spans with a parent, which ingest remembers for
+//     pairing; and both sides of every call in separate requests, which
+//     it merges into one row), timed until count() FROM calls holds all of
+//     them (for both sides, every merged row); plus NDJSON with
 //     -spool-fsync=never and with -batch-size=50000, to show what those
 //     settings cost;
 //   - the references: the same calls already normalized (Processor.Line),
@@ -85,11 +88,11 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.sustainedRate, "sustained-rate", 0, "calls/s of the paced run that measures peak RSS at a sustained rate; 0 is half the NDJSON rate just measured")
 	fs.IntVar(&c.overloadPosters, "overload-posters", 32, "concurrent clients of the overload run, which resend every 503 after a short backoff")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for the calls of one run to be queryable")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, otlp, otlp+gzip, otlp-linked)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, otlp, otlp+gzip, otlp-linked, otlp-both)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
-	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, otlp+gzip) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
+	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, otlp+gzip, otlp-linked, otlp-both) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -381,7 +384,7 @@ type variant struct {
 }
 
 // payloadNames are the payloads prepare makes, for payload=NAME.
-var payloadNames = []string{"ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked"}
+var payloadNames = []string{"ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"}
 
 // parseVariant reads one -variants entry: space-separated ingest flags,
 // with posters=N, payload=NAME, bin=PATH and NAME=value (environment)
@@ -474,14 +477,21 @@ func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, po
 		return err
 	}
 	posted := time.Since(start)
-	done, err := b.ch.waitCount(ctx, db, uint64(st.accepted), b.cfg.timeout)
+	accepted, side := st.accepted, ""
+	if p.perCall > 1 {
+		if accepted%int64(p.perCall) != 0 {
+			return fmt.Errorf("%s: ingest accepted %d spans, not %d per call", p.name, accepted, p.perCall)
+		}
+		accepted, side = accepted/int64(p.perCall), "both"
+	}
+	done, err := b.ch.waitCount(ctx, db, side, uint64(accepted), b.cfg.timeout)
 	if err != nil {
 		return err
 	}
-	res.calls, res.pushBack, res.elapsed, res.posted = int(st.accepted), st.pushBack, done.Sub(start), posted
+	res.calls, res.pushBack, res.elapsed, res.posted = int(accepted), st.pushBack, done.Sub(start), posted
 	res.serverCPU = cpuTime(b.ch.pid) - server0
-	if st.accepted != int64(b.data.calls) {
-		return fmt.Errorf("%s: ingest accepted %d calls, Processor.Line %d", p.name, st.accepted, b.data.calls)
+	if accepted != int64(b.data.calls) {
+		return fmt.Errorf("%s: ingest accepted %d calls, Processor.Line %d", p.name, accepted, b.data.calls)
 	}
 	return b.checkRows(ctx, db, "calls")
 }
