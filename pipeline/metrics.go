@@ -34,6 +34,12 @@ type Metrics struct {
 	replayed      prometheus.Counter
 	inflight      prometheus.Gauge
 	argsCapped    prometheus.Counter
+
+	pairEntries   *prometheus.GaugeVec
+	pairBytes     prometheus.Gauge
+	pairForgotten *prometheus.CounterVec
+	pairReach     prometheus.Gauge
+	pairMerged    *prometheus.CounterVec
 }
 
 // NewMetrics registers the pipeline metrics on reg.
@@ -131,6 +137,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "mcplens_ingest_inflight_requests",
 			Help: "Receiver requests being served (-max-concurrent-requests bounds it).",
 		}),
+		pairEntries: f.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_otlp_pair_entries",
+			Help: "The OTLP span pairer's entries, by state: held (a linkable span waiting -otlp-pair-window for its other side, not yet a row) and remembered (a stored row whose other side may still come).",
+		}, []string{"state"}),
+		pairBytes: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_otlp_pair_bytes",
+			Help: "Estimated memory of the span pairer's entries, against -otlp-pair-max-bytes.",
+		}),
+		pairForgotten: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_otlp_pair_forgotten_total",
+			Help: "Remembered rows the span pairer forgot, by reason: age (15 minutes passed), or capacity and bytes (forgotten early, to stay within -otlp-pair-capacity or -otlp-pair-max-bytes). The other side of a row forgotten early, if it comes, is stored as a second row of the call.",
+		}, []string{"reason"}),
+		pairReach: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_otlp_pair_reach_seconds",
+			Help: "How long the row the span pairer forgot last had been remembered: 900 when rows live their 15 minutes, less when the bounds make it forget early. A call's second side that arrives later than this after the first is stored as a second row.",
+		}),
+		pairMerged: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_otlp_pairs_merged_total",
+			Help: "Client and server sides of a call merged across export requests, by when the second side came: held (within -otlp-pair-window: one row) or late (onto a remembered row, which the merged row replaces).",
+		}, []string{"when"}),
 	}
 }
 

@@ -308,10 +308,28 @@ type pairer struct {
 	nKept     int
 	bytes     int64 // footprint of held and kept entries
 	heldBytes int64 // of those, held
+	m         *Metrics
 }
 
-func newPairer(window time.Duration, capacity int, maxBytes int64) *pairer {
-	return &pairer{window: window, capacity: capacity, maxBytes: maxBytes, idx: map[linkKey]*pairEntry{}}
+func newPairer(window time.Duration, capacity int, maxBytes int64, m *Metrics) *pairer {
+	return &pairer{window: window, capacity: capacity, maxBytes: maxBytes, idx: map[linkKey]*pairEntry{}, m: m}
+}
+
+// observe sets the pairer's gauges; callers hold mu.
+func (p *pairer) observe() {
+	p.m.pairEntries.WithLabelValues("held").Set(float64(p.nHeld))
+	p.m.pairEntries.WithLabelValues("remembered").Set(float64(p.nKept))
+	p.m.pairBytes.Set(float64(p.bytes))
+}
+
+// forgetKept forgets the remembered row e for reason (age, capacity or
+// bytes) and counts it, with how long it had been remembered.
+func (p *pairer) forgetKept(e *pairEntry, reason string, now time.Time) {
+	if e.state == entryKept {
+		p.m.pairForgotten.WithLabelValues(reason).Inc()
+		p.m.pairReach.Set(min(pairMemory, max(0, pairMemory-e.due.Sub(now))).Seconds())
+	}
+	p.forget(e)
 }
 
 // canHold reports whether f may be held as well as the extra bytes already
@@ -406,14 +424,19 @@ func (p *pairer) keep(e *pairEntry, id identity, now time.Time) {
 }
 
 // trim forgets the oldest remembered rows while there are more than
-// capacity or the footprint is over maxBytes. Callers trim once they have
-// applied every change of a request, so that no entry a request refers to
-// is forgotten in the middle of it.
-func (p *pairer) trim() {
+// capacity or the footprint is over maxBytes, and sets the gauges. Callers
+// trim once they have applied every change of a request, so that no entry
+// a request refers to is forgotten in the middle of it.
+func (p *pairer) trim(now time.Time) {
 	for (p.nKept > p.capacity || p.bytes > p.maxBytes) && len(p.kept) > 0 {
-		p.forget(p.kept[0])
+		reason := "bytes"
+		if p.nKept > p.capacity {
+			reason = "capacity"
+		}
+		p.forgetKept(p.kept[0], reason, now)
 		p.kept = p.kept[1:]
 	}
+	p.observe()
 }
 
 func (p *pairer) forget(e *pairEntry) {
@@ -464,9 +487,10 @@ func (p *pairer) compact(now time.Time) {
 		if e.state == entryKept && e.due.After(now) {
 			break
 		}
-		p.forget(e)
+		p.forgetKept(e, "age", now)
 		p.kept = p.kept[1:]
 	}
+	p.observe()
 	if cap(p.held) > 1024 && len(p.held) < cap(p.held)/4 {
 		p.held = append([]*pairEntry(nil), p.held...)
 	}

@@ -114,7 +114,7 @@ func NewOTLP(proc *Processor, b *Batcher, m *Metrics, httpCfg HTTPConfig, cfg OT
 	}
 	cfg = cfg.withDefaults()
 	return &OTLP{proc: proc, batcher: b, m: m, http: httpCfg, cfg: cfg, log: log, now: time.Now,
-		pair:     newPairer(cfg.PairWindow, cfg.PairCapacity, cfg.PairMaxBytes),
+		pair:     newPairer(cfg.PairWindow, cfg.PairCapacity, cfg.PairMaxBytes, m),
 		builders: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
@@ -387,7 +387,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
 			p.keep(s.e, identityOf(&calls[s.call]), now)
 			stored(s.e)
+			o.m.pairMerged.WithLabelValues("held").Inc()
 		case stepMergeKept:
+			o.m.pairMerged.WithLabelValues("late").Inc()
 			p.register(s.e, s.keys)
 			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
@@ -413,7 +415,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			}
 		}
 	}
-	p.trim()
+	p.trim(now)
 	p.mu.Unlock()
 	return len(steps), deferred, v, nil
 }
@@ -516,7 +518,7 @@ func (o *OTLP) release(all bool) bool {
 			p.keep(e, identityOf(&calls[i]), now)
 			e.end = r.end
 		}
-		p.trim()
+		p.trim(now)
 	}
 	p.compact(now)
 	return true

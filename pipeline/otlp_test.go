@@ -458,6 +458,29 @@ func TestOTLPPairsAcrossRequests(t *testing.T) {
 			if r.o.Held() != 0 {
 				t.Errorf("%d spans still held", r.o.Held())
 			}
+			when := "late"
+			if tt.rows == 1 {
+				when = "held"
+			}
+			if got := testutil.ToFloat64(r.m.pairMerged.WithLabelValues(when)); got != 1 {
+				t.Errorf("pairs merged %s: %v, want 1", when, got)
+			}
+			// The merged row is remembered for 15 minutes, then forgotten
+			// for its age, and the reach says the pairer kept it that long.
+			if got := testutil.ToFloat64(r.m.pairEntries.WithLabelValues("remembered")); got != 1 {
+				t.Errorf("remembered rows gauge %v, want 1", got)
+			}
+			r.now = r.now.Add(16 * time.Minute)
+			r.o.release(false)
+			if got := testutil.ToFloat64(r.m.pairForgotten.WithLabelValues("age")); got != 1 {
+				t.Errorf("rows forgotten for their age: %v, want 1", got)
+			}
+			if got := testutil.ToFloat64(r.m.pairReach); got != pairMemory.Seconds() {
+				t.Errorf("reach %v s, want %v", got, pairMemory.Seconds())
+			}
+			if got := testutil.ToFloat64(r.m.pairEntries.WithLabelValues("remembered")) + testutil.ToFloat64(r.m.pairBytes); got != 0 {
+				t.Errorf("remembered rows and bytes after 16 minutes: %v, want 0", got)
+			}
 		})
 	}
 }
@@ -743,6 +766,7 @@ func TestOTLPPairerStaysWithinItsByteBudget(t *testing.T) {
 	t.Run("remembered rows", func(t *testing.T) {
 		r := newOTLPRig(t, OTLPConfig{PairMaxBytes: 10 * one.footprint()}, 1000)
 		for i := range 40 {
+			r.now = r.now.Add(time.Second)
 			r.send(t, server(i))
 			if p := r.o.pair; p.bytes > p.maxBytes || p.bytes <= 0 {
 				t.Fatalf("after %d spans: %d bytes remembered, budget %d", i+1, p.bytes, p.maxBytes)
@@ -752,8 +776,29 @@ func TestOTLPPairerStaysWithinItsByteBudget(t *testing.T) {
 		if kept == 0 || kept >= 10 {
 			t.Fatalf("%d rows remembered under a budget of 10 empty entries", kept)
 		}
+		// Every row forgotten so far went for the byte budget, and the
+		// reach is how long the last of them had been remembered: one
+		// second per span sent since.
+		if got := testutil.ToFloat64(r.m.pairForgotten.WithLabelValues("bytes")); got != float64(40-kept) {
+			t.Fatalf("rows forgotten for bytes: %v, want %d", got, 40-kept)
+		}
+		if got := testutil.ToFloat64(r.m.pairForgotten.WithLabelValues("age")) + testutil.ToFloat64(r.m.pairForgotten.WithLabelValues("capacity")); got != 0 {
+			t.Fatalf("rows forgotten for age or capacity: %v, want 0", got)
+		}
+		if got := testutil.ToFloat64(r.m.pairReach); got != float64(kept) {
+			t.Fatalf("reach %v s with %d rows remembered, one sent a second; want %d", got, kept, kept)
+		}
+		if got := testutil.ToFloat64(r.m.pairEntries.WithLabelValues("remembered")); got != float64(kept) {
+			t.Fatalf("remembered rows gauge %v, want %d", got, kept)
+		}
+		if got, p := testutil.ToFloat64(r.m.pairBytes), r.o.pair; got != float64(p.bytes) || got > float64(p.maxBytes) {
+			t.Fatalf("bytes gauge %v, pairer %d, budget %d", got, p.bytes, p.maxBytes)
+		}
 		r.send(t, client(39)) // its row is remembered: merges
 		r.send(t, client(0))  // forgotten: a row of its own
+		if got := testutil.ToFloat64(r.m.pairMerged.WithLabelValues("late")); got != 1 {
+			t.Fatalf("late merges %v, want 1 (client 39; client 0's row was forgotten)", got)
+		}
 		f := final(r.drain(t))
 		if len(f) != 41 {
 			t.Fatalf("%d rows after FINAL, want 40 server rows and the forgotten call's client row", len(f))
@@ -774,6 +819,9 @@ func TestOTLPPairerStaysWithinItsByteBudget(t *testing.T) {
 		held := r.o.Held()
 		if held == 0 || held >= 10 || r.b.Queued() != 40-held {
 			t.Fatalf("%d held and %d queued of 40 under a budget of 10 empty entries", held, r.b.Queued())
+		}
+		if got := testutil.ToFloat64(r.m.pairEntries.WithLabelValues("held")); got != float64(held) {
+			t.Fatalf("held spans gauge %v, want %d", got, held)
 		}
 		if p := r.o.pair; p.heldBytes > p.maxBytes || p.bytes > p.maxBytes {
 			t.Fatalf("held %d bytes, %d in all, budget %d", p.heldBytes, p.bytes, p.maxBytes)

@@ -68,7 +68,7 @@ for part in "${parts[@]}"; do
     ;;
   ingest)
     echo "== ingest end to end (bench/ingestbench)"
-    variants="-spool-fsync=never;posters=16;posters=16 payload=otlp-linked;-batch-size=50000 -queue-capacity=100000"
+    variants="-spool-fsync=never;posters=16;posters=16 payload=otlp-linked;payload=otlp-both -otlp-pair-window=10s;-batch-size=50000 -queue-capacity=100000"
     if [ -n "${MCPLENS_BENCH_BASELINE:-}" ]; then
       # An older build of cmd/ingest, run in the same rounds: before/after.
       rm -rf "$out/baseline" && mkdir -p "$out/baseline"
