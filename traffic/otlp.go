@@ -85,7 +85,8 @@ func AppendServerSpan(td ptrace.Traces, line []byte, id uint64, parent bool) (bo
 // AppendClientSpan adds to td the span that a semconv-instrumented client
 // exports for the call of one capture line: the parent of the span
 // AppendServerSpan(td, line, id, true) adds (same trace, and the span id
-// that one names as its parent), of kind CLIENT, with the line's client
+// that one names as its parent), of kind CLIENT, starting 1 ms before the
+// server's span and ending 1 ms after it, with the line's client
 // as service.name, the server as server.address, the tool, request id,
 // session and arguments, and the failure the caller saw as error.type (a
 // JSON-RPC code, tool_error, or the local error of a call left without an
@@ -97,6 +98,13 @@ func AppendClientSpan(td ptrace.Traces, line []byte, id uint64) (bool, error) {
 		return false, err
 	}
 	sp.SetSpanID(clientSpanID(sp.SpanID()))
+	// The client's span starts before the server's and ends after it, by
+	// the round trip (1 ms each way here): no timestamp is shared by the
+	// two sides.
+	sp.SetStartTimestamp(sp.StartTimestamp() - pcommon.Timestamp(time.Millisecond))
+	if c.DurationMs != nil {
+		sp.SetEndTimestamp(sp.EndTimestamp() + pcommon.Timestamp(time.Millisecond))
+	}
 	ra.PutStr("service.name", cmpOr(c.Client, "mcp-client"))
 	sp.SetKind(ptrace.SpanKindClient)
 	a := sp.Attributes()

@@ -2,7 +2,9 @@ package traffic_test
 
 import (
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcplens/mcplens/traffic"
@@ -35,6 +37,9 @@ func TestClientSpanIsTheServerSpansParent(t *testing.T) {
 		if cl.TraceID() != sv.TraceID() || sv.ParentSpanID() != cl.SpanID() || cl.SpanID() == sv.SpanID() || !cl.ParentSpanID().IsEmpty() {
 			t.Fatalf("line %d: client %v/%v (parent %v), server %v/%v (parent %v)", i,
 				cl.TraceID(), cl.SpanID(), cl.ParentSpanID(), sv.TraceID(), sv.SpanID(), sv.ParentSpanID())
+		}
+		if sv.StartTimestamp()-cl.StartTimestamp() != pcommon.Timestamp(time.Millisecond) {
+			t.Errorf("line %d: client starts %v, server %v; want the client 1 ms earlier", i, cl.StartTimestamp(), sv.StartTimestamp())
 		}
 		if v, _ := cl.Attributes().Get("error.type"); v.Str() != wantErr[i] {
 			t.Errorf("line %d: client error.type %q, want %q", i, v.Str(), wantErr[i])

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/mcplens/mcplens/chconn"
@@ -107,7 +108,8 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	m := pipeline.NewMetrics(prometheus.NewRegistry())
+	reg := prometheus.NewRegistry()
+	m := pipeline.NewMetrics(reg)
 	spool, err := pipeline.OpenSpool(pipeline.SpoolConfig{Dir: filepath.Join(dir, "spool"), Fsync: pipeline.FsyncAlways,
 		MaxBytes: 1 << 30}, m, log)
 	if err != nil {
@@ -121,6 +123,7 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 	mux := http.NewServeMux()
 	mux.Handle("/v1/calls", recv.Calls())
 	mux.Handle("/v1/traces", recv.Traces())
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		spool.Close()
@@ -313,14 +316,23 @@ type ingestMetrics struct {
 	fsyncs      float64 // spool fsyncs
 	fsyncSecs   float64
 	spilled     float64 // calls that went to the spool only, the memory queue being full
+	built       float64 // rows built (mcplens_ingest_calls_classified_total, every category)
+	held        float64 // spans the OTLP pairer holds for their other side
+	mergedHeld  float64 // sides merged while held
+	mergedLate  float64 // sides merged onto a remembered row
+	forgotEarly float64 // remembered rows forgotten for -otlp-pair-capacity or -otlp-pair-max-bytes
 }
 
 func (m ingestMetrics) String() string {
 	if m.inserts == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.0f inserts of %.0f rows (%.0f ms each), %.0f fsyncs (%.1f ms each), %.0f calls spilled",
+	s := fmt.Sprintf("%.0f inserts of %.0f rows (%.0f ms each), %.0f fsyncs (%.1f ms each), %.0f calls spilled",
 		m.inserts, m.insertedSum/m.inserts, 1000*m.insertSecs/m.inserts, m.fsyncs, 1000*m.fsyncSecs/max(m.fsyncs, 1), m.spilled)
+	if m.mergedHeld+m.mergedLate+m.forgotEarly > 0 {
+		s += fmt.Sprintf(", pairs merged %.0f held and %.0f late, %.0f remembered rows forgotten early", m.mergedHeld, m.mergedLate, m.forgotEarly)
+	}
+	return s
 }
 
 // scrapeMetrics reads ingest's /metrics.
@@ -355,6 +367,17 @@ func scrapeMetrics(addr string) (ingestMetrics, error) {
 			m.fsyncSecs = v
 		case "mcplens_ingest_spool_spilled_calls_total":
 			m.spilled = v
+		case `mcplens_ingest_otlp_pair_entries{state="held"}`:
+			m.held = v
+		case `mcplens_ingest_otlp_pairs_merged_total{when="held"}`:
+			m.mergedHeld = v
+		case `mcplens_ingest_otlp_pairs_merged_total{when="late"}`:
+			m.mergedLate = v
+		case `mcplens_ingest_otlp_pair_forgotten_total{reason="capacity"}`, `mcplens_ingest_otlp_pair_forgotten_total{reason="bytes"}`:
+			m.forgotEarly += v
+		}
+		if strings.HasPrefix(name, "mcplens_ingest_calls_classified_total{") {
+			m.built += v
 		}
 	}
 	return m, nil

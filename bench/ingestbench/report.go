@@ -74,6 +74,19 @@ func (r *report) write(w io.Writer) {
 			strings.Join(times, " "))
 	}
 	fmt.Fprintln(w)
+	for _, s := range r.scenarios() {
+		var twice []string
+		n := 0
+		for _, x := range r.runs {
+			if x.scenario == s {
+				twice = append(twice, fmt.Sprint(x.twice))
+				n += x.twice
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(w, "%s: calls stored as two rows, the span pairer having forgotten the first side before the second came (per run): %s.\n\n", s, strings.Join(twice, " "))
+		}
+	}
 	fmt.Fprintln(w, "Ingest memory (NDJSON, one run each, a fresh ingest process):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| run | calls/s | 503s | calls spilled to the spool | peak RSS MB (VmHWM) |")
