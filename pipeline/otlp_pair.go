@@ -395,6 +395,18 @@ func (p *pairer) find(keys []linkKey, f *spanFacts) (*pairEntry, uint8) {
 	return nil, relNone
 }
 
+// probe sets met on each of spans that meets an entry of the pairer now:
+// its alone row would not be used if it still does when admit decides. It
+// takes mu.
+func (p *pairer) probe(spans []linkableSpan) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range spans {
+		e, _ := p.find(spans[i].keys, &spans[i].f)
+		spans[i].met = e != nil
+	}
+}
+
 func (p *pairer) register(e *pairEntry, keys []linkKey) {
 	for _, k := range keys {
 		p.idx[k] = e

@@ -166,15 +166,18 @@ func (o *OTLP) consumeProto(body []byte, s *otlpScratch) (rejected int, msg stri
 }
 
 // linkableSpan is a span of a request that may meet another side in the
-// pairer. alone is the row it makes when it meets nothing, built before
-// the pairer's lock is taken when built is set (-otlp-pair-window 0: such
-// a span is stored at once), so that requests do not wait for each other's
-// decoding and classification.
+// pairer, under keys. alone is the row it makes when it meets nothing,
+// built before the pairer's lock is taken when built is set
+// (-otlp-pair-window 0: such a span is stored at once, unless the pairer
+// already had an entry for it when the request looked), so that requests
+// do not wait for each other's decoding and classification.
 type linkableSpan struct {
 	f     spanFacts
+	keys  []linkKey
 	alone Call
 	err   error
 	built bool
+	met   bool // the pairer had an entry for it when the request probed
 }
 
 // queue pairs the facts of one request, builds their Calls and queues
@@ -201,16 +204,11 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 	linkable := s.linkable[:0]
 	for i := range facts {
 		f := &facts[i]
-		if len(f.pairKeys()) > 0 {
+		if keys := f.pairKeys(); len(keys) > 0 {
 			if d.borrowed {
 				f.detach() // the pairer keeps it
 			}
-			l := linkableSpan{f: *f}
-			if o.pair.window == 0 {
-				l.alone, l.err = d.build(f, nil)
-				l.built = true
-			}
-			linkable = append(linkable, l)
+			linkable = append(linkable, linkableSpan{f: *f, keys: keys})
 			continue
 		}
 		c, err := d.build(f, nil)
@@ -219,6 +217,21 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 			continue
 		}
 		calls = append(calls, c)
+	}
+	if o.pair.window == 0 && len(linkable) > 0 {
+		// Build the rows of spans that meet nothing now, outside the lock.
+		// A span the pairer has an entry for (the other side of a call
+		// stored earlier) would build a merged row instead: building its
+		// alone row too doubled the work of every second side. What the
+		// pairer holds may change before admit locks it; admit builds
+		// whatever its decision needs that is not built here.
+		o.pair.probe(linkable)
+		for i := range linkable {
+			if l := &linkable[i]; !l.met {
+				l.alone, l.err = d.build(&l.f, nil)
+				l.built = true
+			}
+		}
 	}
 	s.calls = calls[:0] // admit may append past it; the array is the one kept
 	s.linkable = linkable[:0]
@@ -295,7 +308,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	var promised int64 // footprint of this request's holds
 	met := map[*pairEntry]bool{}
 	for _, l := range linkable {
-		s := step{f: l.f, keys: l.f.pairKeys(), call: -1}
+		s := step{f: l.f, keys: l.keys, call: -1}
 		var rel uint8
 		s.e, rel = p.find(s.keys, &s.f)
 		if s.e != nil && met[s.e] && rel != relSame {
