@@ -233,13 +233,9 @@ func otlpPayload(name string, lines [][]byte, perBody int, linked bool) (*payloa
 				spans++
 			}
 		}
-		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-		if err != nil {
-			return nil, fmt.Errorf("marshal OTLP request: %w", err)
+		if err := ot.addTraces(td, spans); err != nil {
+			return nil, err
 		}
-		ot.bodies = append(ot.bodies, body)
-		ot.calls = append(ot.calls, spans)
-		ot.rawBytes += int64(len(body))
 	}
 	ot.wireBytes = ot.rawBytes
 	return ot, nil
@@ -286,14 +282,22 @@ func otlpBothPayload(lines [][]byte, perBody int) (*payload, error) {
 		if spans == 0 {
 			continue
 		}
-		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-		if err != nil {
-			return nil, fmt.Errorf("marshal OTLP request: %w", err)
+		if err := p.addTraces(td, spans); err != nil {
+			return nil, err
 		}
-		p.bodies = append(p.bodies, body)
-		p.calls = append(p.calls, spans)
-		p.rawBytes += int64(len(body))
 	}
 	p.wireBytes = p.rawBytes
 	return p, nil
+}
+
+// addTraces appends td as one OTLP/HTTP protobuf body of n spans.
+func (p *payload) addTraces(td ptrace.Traces, n int) error {
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		return fmt.Errorf("marshal OTLP request: %w", err)
+	}
+	p.bodies = append(p.bodies, body)
+	p.calls = append(p.calls, n)
+	p.rawBytes += int64(len(body))
+	return nil
 }
