@@ -168,6 +168,24 @@ func (m *Metrics) observeInsert(table string, rows int, d time.Duration) {
 	}
 }
 
+// pairMetrics are the span pairer's instruments, their labels resolved
+// once: the pairer updates them under its lock, once per forgotten row.
+type pairMetrics struct {
+	held, kept, bytes, reach               prometheus.Gauge
+	forgotAge, forgotCapacity, forgotBytes prometheus.Counter
+	mergedHeld, mergedLate                 prometheus.Counter
+}
+
+func (m *Metrics) pair() pairMetrics {
+	return pairMetrics{
+		held: m.pairEntries.WithLabelValues("held"), kept: m.pairEntries.WithLabelValues("remembered"),
+		bytes: m.pairBytes, reach: m.pairReach,
+		forgotAge: m.pairForgotten.WithLabelValues("age"), forgotCapacity: m.pairForgotten.WithLabelValues("capacity"),
+		forgotBytes: m.pairForgotten.WithLabelValues("bytes"),
+		mergedHeld:  m.pairMerged.WithLabelValues("held"), mergedLate: m.pairMerged.WithLabelValues("late"),
+	}
+}
+
 // countClassified adds calls to mcplens_ingest_calls_classified_total with
 // one counter update per category present rather than one per call.
 func (m *Metrics) countClassified(calls []Call) {

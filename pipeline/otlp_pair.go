@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -308,26 +309,27 @@ type pairer struct {
 	nKept     int
 	bytes     int64 // footprint of held and kept entries
 	heldBytes int64 // of those, held
-	m         *Metrics
+	m         pairMetrics
 }
 
 func newPairer(window time.Duration, capacity int, maxBytes int64, m *Metrics) *pairer {
-	return &pairer{window: window, capacity: capacity, maxBytes: maxBytes, idx: map[linkKey]*pairEntry{}, m: m}
+	return &pairer{window: window, capacity: capacity, maxBytes: maxBytes, idx: map[linkKey]*pairEntry{}, m: m.pair()}
 }
 
 // observe sets the pairer's gauges; callers hold mu.
 func (p *pairer) observe() {
-	p.m.pairEntries.WithLabelValues("held").Set(float64(p.nHeld))
-	p.m.pairEntries.WithLabelValues("remembered").Set(float64(p.nKept))
-	p.m.pairBytes.Set(float64(p.bytes))
+	p.m.held.Set(float64(p.nHeld))
+	p.m.kept.Set(float64(p.nKept))
+	p.m.bytes.Set(float64(p.bytes))
 }
 
-// forgetKept forgets the remembered row e for reason (age, capacity or
-// bytes) and counts it, with how long it had been remembered.
-func (p *pairer) forgetKept(e *pairEntry, reason string, now time.Time) {
+// forgetKept forgets the remembered row e, counts it on reason (the
+// counter of age, capacity or bytes) and sets the reach to how long it had
+// been remembered.
+func (p *pairer) forgetKept(e *pairEntry, reason prometheus.Counter, now time.Time) {
 	if e.state == entryKept {
-		p.m.pairForgotten.WithLabelValues(reason).Inc()
-		p.m.pairReach.Set(min(pairMemory, max(0, pairMemory-e.due.Sub(now))).Seconds())
+		reason.Inc()
+		p.m.reach.Set(min(pairMemory, max(0, pairMemory-e.due.Sub(now))).Seconds())
 	}
 	p.forget(e)
 }
@@ -441,9 +443,9 @@ func (p *pairer) keep(e *pairEntry, id identity, now time.Time) {
 // a request refers to is forgotten in the middle of it.
 func (p *pairer) trim(now time.Time) {
 	for (p.nKept > p.capacity || p.bytes > p.maxBytes) && len(p.kept) > 0 {
-		reason := "bytes"
+		reason := p.m.forgotBytes
 		if p.nKept > p.capacity {
-			reason = "capacity"
+			reason = p.m.forgotCapacity
 		}
 		p.forgetKept(p.kept[0], reason, now)
 		p.kept = p.kept[1:]
@@ -499,7 +501,7 @@ func (p *pairer) compact(now time.Time) {
 		if e.state == entryKept && e.due.After(now) {
 			break
 		}
-		p.forgetKept(e, "age", now)
+		p.forgetKept(e, p.m.forgotAge, now)
 		p.kept = p.kept[1:]
 	}
 	p.observe()

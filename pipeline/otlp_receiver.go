@@ -400,14 +400,14 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
 			p.keep(s.e, identityOf(&calls[s.call]), now)
 			stored(s.e)
-			o.m.pairMerged.WithLabelValues("held").Inc()
+			p.m.mergedHeld.Inc()
 		case stepMergeKept:
-			o.m.pairMerged.WithLabelValues("late").Inc()
 			p.register(s.e, s.keys)
 			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
 			stored(s.e)
+			p.m.mergedLate.Inc()
 		case stepFoldHeld:
 			p.register(s.e, s.keys)
 			s.e.f = s.f
