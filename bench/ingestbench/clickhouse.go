@@ -120,22 +120,16 @@ func (ch *clickhouse) dropDatabase(ctx context.Context, db string) {
 	_ = ch.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db)
 }
 
-// count returns count() FROM db.calls, with FINAL when final is set, of
-// the rows of that side when side is set.
-func (ch *clickhouse) count(ctx context.Context, db, side string, final bool) (uint64, error) {
+// count returns count() FROM db.calls, with FINAL when final is set.
+func (ch *clickhouse) count(ctx context.Context, db string, final bool) (uint64, error) {
 	q := "SELECT count() AS n FROM " + db + ".calls"
 	if final {
 		q += " FINAL"
 	}
-	var args []any
-	if side != "" {
-		q += " WHERE side = ?"
-		args = append(args, side)
-	}
 	var n []struct {
 		N uint64 `ch:"n"`
 	}
-	if err := ch.admin.Select(ctx, &n, q, args...); err != nil {
+	if err := ch.admin.Select(ctx, &n, q); err != nil {
 		return 0, err
 	}
 	if len(n) != 1 {
@@ -144,14 +138,13 @@ func (ch *clickhouse) count(ctx context.Context, db, side string, final bool) (u
 	return n[0].N, nil
 }
 
-// waitCount polls count() FROM db.calls (the rows of side, when set)
-// every 20 ms until it reaches want and returns when it did. count()
-// without FINAL is cheap at any size; the caller checks the FINAL count
-// once at the end.
-func (ch *clickhouse) waitCount(ctx context.Context, db, side string, want uint64, timeout time.Duration) (time.Time, error) {
+// waitCount polls count() FROM db.calls every 20 ms until it reaches want
+// and returns when it did. count() without FINAL is cheap at any size; the
+// caller checks the FINAL count once at the end.
+func (ch *clickhouse) waitCount(ctx context.Context, db string, want uint64, timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		n, err := ch.count(ctx, db, side, false)
+		n, err := ch.count(ctx, db, false)
 		if err != nil {
 			return time.Time{}, err
 		}

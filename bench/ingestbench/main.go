@@ -490,7 +490,7 @@ func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, po
 		accepted /= int64(p.perCall)
 		done, err = b.waitBuilt(ctx, in, db)
 	} else {
-		done, err = b.ch.waitCount(ctx, db, "", uint64(accepted), b.cfg.timeout)
+		done, err = b.ch.waitCount(ctx, db, uint64(accepted), b.cfg.timeout)
 	}
 	if err != nil {
 		return err
@@ -503,7 +503,7 @@ func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, po
 	if p.perCall > 1 {
 		// A call whose first side the pairer forgot before the other came
 		// is two rows: counted, not an error. Fewer rows is.
-		n, err := b.ch.count(ctx, db, "", true)
+		n, err := b.ch.count(ctx, db, true)
 		if err != nil {
 			return err
 		}
