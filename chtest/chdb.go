@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/chdb-io/chdb-go/chdb"
 )
@@ -119,7 +120,7 @@ func (c *ChDB) InsertJSONEachRow(table string, columns []string, rows []map[stri
 // Bind replaces @name placeholders with SQL literals, as clickhouse-go does on
 // the client side for servers reached over the native protocol. It supports
 // the value types the project binds: strings, integers, floats, bools,
-// time.Time and slices of those.
+// time.Time, slices of those (arrays) and clickhouse.GroupSet (a set for IN).
 func Bind(query string, args ...any) (string, error) {
 	if len(args) == 0 {
 		return query, nil
@@ -188,6 +189,16 @@ func literal(v any) (string, error) {
 		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32), nil
+	case clickhouse.GroupSet: // a set for IN, as the driver writes it
+		parts := make([]string, len(x.Value))
+		for i, e := range x.Value {
+			p, err := literal(e)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = p
+		}
+		return "(" + strings.Join(parts, ", ") + ")", nil
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

@@ -144,6 +144,7 @@ func scenarios() []scenario {
 				spikeTool("low_volume", classify.InvalidArgument, 0, 0, 19, 5),    // 19 calls
 				spikeTool("new_tool", classify.InvalidArgument, 0, 0, 20, 1),      // no baseline, 5 %
 				spikeTool("below_floor", classify.InvalidArgument, 100, 0, 40, 1), // 2.5 %, under 5 %
+				spikeTool("clean_now", classify.InvalidArgument, 100, 5, 40, 0),   // none in the hour: baseline not read
 			),
 			fire: map[string]float64{"spiky": 7.5, "exact": 3, "new_tool": 1000},
 		},

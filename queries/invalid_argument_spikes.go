@@ -1,17 +1,20 @@
 package queries
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
 var (
-	invalidArgumentSpikesSQL       = mustSQL("invalid_argument_spikes.sql")
-	invalidArgumentSpikesRollupSQL = mustSQL("invalid_argument_spikes_rollup.sql")
-	invalidArgumentTopArgsSQL      = mustSQL("invalid_argument_top_args.sql")
+	invalidArgumentCountsSQL         = mustSQL("invalid_argument_counts.sql")
+	invalidArgumentBaselineRollupSQL = mustSQL("invalid_argument_baseline_rollup.sql")
+	invalidArgumentTopArgsSQL        = mustSQL("invalid_argument_top_args.sql")
 )
 
 // SpikeOptions are the thresholds of an INVALID_ARGUMENT spike.
@@ -74,13 +77,18 @@ type Spike struct {
 // argument values the invalid calls sent most, ordered by tool and time.
 // Buckets start at f.From.
 //
-// When the step is a multiple of RollupBucket the baseline before f.From
-// comes from the calls_5m rollup and only the range itself from the raw
-// calls (invalid_argument_spikes_rollup.sql): reading eight days of raw calls
-// took seconds on ClickHouse 18.16. The rows are those of the raw form except
-// in the baseline of a call re-ingested with another category, or with a
-// From off the 5-minute grid (the SQL file says how); otherwise the raw form
-// answers.
+// It counts the range first, from the raw calls (invalid_argument_counts.sql),
+// and reads the baseline only for the tools with a bucket that passes the
+// thresholds the baseline does not enter (MinCalls, MinShare): the baseline
+// reads eight times the range, and a healthy fleet has few such tools, often
+// none. When the step is a multiple of RollupBucket the baseline before
+// f.From comes from the calls_5m rollup (invalid_argument_baseline_rollup.sql):
+// reading eight days of raw calls took seconds on ClickHouse 18.16. The rows
+// are those of the raw baseline except for a call re-ingested with another
+// category, or with a From off the 5-minute grid (the SQL file and
+// docs/analytics.md say how); otherwise the baseline is counted from the raw
+// calls too. queries/testdata/invalid_argument_spikes_final.sql is the
+// definition, in one statement over calls FINAL; the tests compare the two.
 func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions) ([]Spike, error) {
 	o = o.withDefaults()
 	return invalidArgumentSpikes(ctx, db, f, o, o.Step%RollupBucket == 0)
@@ -93,35 +101,70 @@ func InvalidArgumentSpikesFrom(ctx context.Context, db DB, f Filter, o SpikeOpti
 	return invalidArgumentSpikes(ctx, db, f, o.withDefaults(), rollup)
 }
 
+// spikeCell is the calls and INVALID_ARGUMENT calls of one tool in one
+// bucket, as the counting queries return them.
+type spikeCell struct {
+	Tool    string `ch:"tool_name"`
+	Bucket  int64  `ch:"bucket_s"`
+	Calls   int64  `ch:"calls_n"`
+	Invalid int64  `ch:"invalid_n"`
+}
+
+// spikeBounds are a spike query's buckets: of Step seconds from Origin, the
+// range's from From, the baseline's the Baseline seconds before a bucket.
+type spikeBounds struct {
+	Origin, From, Step, Baseline int64
+}
+
 func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions, rollup bool) ([]Spike, error) {
 	step := int64(o.Step / time.Second)
-	origin := f.From.Unix() - (int64(o.Baseline/time.Second)+step-1)/step*step
+	bounds := spikeBounds{From: f.From.Unix(), Step: step, Baseline: int64(o.Baseline / time.Second)}
+	bounds.Origin = bounds.From - (bounds.Baseline+step-1)/step*step
+	// The range is counted from lo: from itself for a raw baseline, the
+	// start of from's 5-minute cell when the rollup's cells end there.
+	lo := bounds.From
+	if rollup {
+		lo -= lo % int64(RollupBucket/time.Second)
+	}
 	args := append(f.args(),
 		clickhouse.Named("step_s", step),
-		clickhouse.Named("origin_s", origin),
-		clickhouse.Named("baseline_s", int64(o.Baseline/time.Second)),
-		clickhouse.Named("ratio", o.Ratio),
-		clickhouse.Named("min_share", o.MinShare),
-		clickhouse.Named("min_calls", o.MinCalls),
+		clickhouse.Named("origin_s", bounds.Origin),
 		clickhouse.Named("per_bucket", o.TopArgs),
-		clickhouse.Named("lo_s", f.From.Unix()-f.From.Unix()%int64(RollupBucket/time.Second)))
-	q := invalidArgumentSpikesSQL
+		clickhouse.Named("lo_s", lo))
+	args = slices.Clip(args) // each query appends its own arguments
+	var cells []spikeCell
+	if err := db.Select(ctx, &cells, invalidArgumentCountsSQL, append(args,
+		clickhouse.Named("count_lo_s", lo), clickhouse.Named("count_hi_s", f.To.Unix()),
+		clickhouse.Named("count_hi_ms", f.To.UnixMilli()),
+		clickhouse.Named("all_tools", 1), clickhouse.Named("tools", toolSet(nil)))...); err != nil {
+		return nil, fmt.Errorf("invalid-argument spikes: range: %w", err)
+	}
+	tools := spikeCandidates(cells, bounds, o)
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	var base []spikeCell
+	var err error
 	if rollup {
-		q = invalidArgumentSpikesRollupSQL
+		err = db.Select(ctx, &base, invalidArgumentBaselineRollupSQL, append(args, clickhouse.Named("tools", toolSet(tools)))...)
+	} else {
+		err = db.Select(ctx, &base, invalidArgumentCountsSQL, append(args,
+			clickhouse.Named("count_lo_s", bounds.Origin), clickhouse.Named("count_hi_s", lo),
+			clickhouse.Named("count_hi_ms", lo*1000),
+			clickhouse.Named("all_tools", 0), clickhouse.Named("tools", toolSet(tools)))...)
 	}
-	var raw []struct {
-		Tool        string `ch:"tool_name"`
-		Bucket      int64  `ch:"bucket_s"`
-		Calls       uint64 `ch:"calls_n"`
-		Invalid     uint64 `ch:"invalid_n"`
-		BaseCalls   uint64 `ch:"base_calls"`
-		BaseInvalid uint64 `ch:"base_invalid"`
+	if err != nil {
+		return nil, fmt.Errorf("invalid-argument spikes: baseline: %w", err)
 	}
-	if err := db.Select(ctx, &raw, q, args...); err != nil {
-		return nil, fmt.Errorf("invalid-argument spikes: %w", err)
-	}
+	raw := findSpikes(append(cells, base...), bounds, o)
 	if len(raw) == 0 {
 		return nil, nil
+	}
+	tools = tools[:0]
+	for _, r := range raw {
+		if len(tools) == 0 || tools[len(tools)-1] != r.Tool {
+			tools = append(tools, r.Tool)
+		}
 	}
 	var top []struct {
 		Tool   string `ch:"tool_name"`
@@ -130,7 +173,7 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 		Value  string `ch:"arg_value"`
 		N      uint64 `ch:"n"`
 	}
-	if err := db.Select(ctx, &top, invalidArgumentTopArgsSQL, args...); err != nil {
+	if err := db.Select(ctx, &top, invalidArgumentTopArgsSQL, append(args, clickhouse.Named("tools", toolSet(tools)))...); err != nil {
 		return nil, fmt.Errorf("invalid-argument top arguments: %w", err)
 	}
 	type key struct {
@@ -158,4 +201,99 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 		return nil, err
 	}
 	return out, nil
+}
+
+// toolSet binds tools as a set for "tool IN @tools" (one empty name when
+// there are none: IN () is not valid SQL). A set, not an array for has():
+// IN reads a LowCardinality column's dictionary, and has() over every row
+// made the rollup's baseline a quarter slower on ClickHouse 26.7.
+func toolSet(tools []string) clickhouse.GroupSet {
+	if len(tools) == 0 {
+		return clickhouse.GroupSet{Value: []any{""}}
+	}
+	set := make([]any, len(tools))
+	for i, t := range tools {
+		set[i] = t
+	}
+	return clickhouse.GroupSet{Value: set}
+}
+
+// spikeRow is a bucket that spiked, with its baseline.
+type spikeRow struct {
+	Tool                                   string
+	Bucket                                 int64
+	Calls, Invalid, BaseCalls, BaseInvalid uint64
+}
+
+// passesFloor reports whether c is a bucket of the range that passes the
+// thresholds in which the baseline has no part: MinCalls and MinShare.
+func (b spikeBounds) passesFloor(c spikeCell, o SpikeOptions) bool {
+	return c.Bucket >= b.From && c.Calls >= o.MinCalls && float64(c.Invalid) >= o.MinShare*float64(c.Calls)
+}
+
+// spikeCandidates returns, sorted, the tools of cells with a bucket that
+// passes the floor: only their baselines can make a spike.
+func spikeCandidates(cells []spikeCell, b spikeBounds, o SpikeOptions) []string {
+	var tools []string
+	for _, c := range cells {
+		if b.passesFloor(c, o) {
+			tools = append(tools, c.Tool)
+		}
+	}
+	slices.Sort(tools)
+	return slices.Compact(tools)
+}
+
+// findSpikes returns, ordered by tool and bucket, the buckets of the range
+// that spike against their baseline: cells holds the counts of the range and
+// of the baseline before it, a (tool, bucket) possibly in several cells
+// (a baseline bucket that the rollup and the raw calls share). A bucket's
+// baseline is the sum of the tool's buckets that start in
+// [bucket - Baseline, bucket). The ratio is compared as the definition does
+// (testdata/invalid_argument_spikes_final.sql): invalid × base_calls ≥
+// Ratio × base_invalid × calls, with 1 and 0 for an empty baseline.
+func findSpikes(cells []spikeCell, b spikeBounds, o SpikeOptions) []spikeRow {
+	cells = slices.Clone(cells)
+	slices.SortFunc(cells, func(x, y spikeCell) int {
+		return cmp.Or(cmp.Compare(x.Tool, y.Tool), cmp.Compare(x.Bucket, y.Bucket))
+	})
+	merged := cells[:0]
+	for _, c := range cells {
+		if n := len(merged); n > 0 && merged[n-1].Tool == c.Tool && merged[n-1].Bucket == c.Bucket {
+			merged[n-1].Calls += c.Calls
+			merged[n-1].Invalid += c.Invalid
+			continue
+		}
+		merged = append(merged, c)
+	}
+	var out []spikeRow
+	for start := 0; start < len(merged); {
+		end := start + 1
+		for end < len(merged) && merged[end].Tool == merged[start].Tool {
+			end++
+		}
+		tool := merged[start:end]
+		// sums[i] holds the calls and invalid calls of tool[:i].
+		sums := make([][2]int64, len(tool)+1)
+		for i, c := range tool {
+			sums[i+1] = [2]int64{sums[i][0] + c.Calls, sums[i][1] + c.Invalid}
+		}
+		for i, c := range tool {
+			if !b.passesFloor(c, o) {
+				continue
+			}
+			j := sort.Search(i, func(k int) bool { return tool[k].Bucket >= c.Bucket-b.Baseline })
+			baseCalls, baseInvalid := sums[i][0]-sums[j][0], sums[i][1]-sums[j][1]
+			den, num := baseCalls, baseInvalid
+			if baseCalls == 0 {
+				den, num = 1, 0
+			}
+			if float64(c.Invalid*den) >= o.Ratio*float64(num)*float64(c.Calls) {
+				out = append(out, spikeRow{Tool: c.Tool, Bucket: c.Bucket, Calls: uint64(c.Calls), Invalid: uint64(c.Invalid),
+					BaseCalls: uint64(baseCalls), BaseInvalid: uint64(baseInvalid)})
+			}
+		}
+		start = end
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 -- The most frequent argument key=value pairs of INVALID_ARGUMENT calls per
--- tool and bucket (@step_s seconds from @origin_s), at most @per_bucket per
--- bucket: the values that a bad schema or a renamed enum makes models send.
+-- tool in @tools and bucket (@step_s seconds from @origin_s), at most
+-- @per_bucket per bucket: the values that a bad schema or a renamed enum
+-- makes models send. InvalidArgumentSpikes asks for the tools that spiked.
 -- A call ingested more than once counts once, as its latest ingest: the
 -- counts of every row minus those of the copies a later ingest replaced (see
 -- overview_totals.sql for the method; it replaces FINAL). Only calls with an
@@ -28,6 +29,7 @@ FROM (
     AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)
     AND (@tool = '' OR tool = @tool)
+    AND tool IN @tools
     AND category = 'INVALID_ARGUMENT'
   GROUP BY tool, bucket_s, arg_key, arg_value
   UNION ALL
@@ -45,6 +47,7 @@ FROM (
         AND (@all_tenants = 1 OR has(@tenants, tenant))
         AND (@server = '' OR server = @server)
         AND (@tool = '' OR tool = @tool)
+        AND tool IN @tools
         AND call_id GLOBAL IN (
           SELECT call_id
           FROM calls
@@ -54,6 +57,7 @@ FROM (
             AND (@all_tenants = 1 OR has(@tenants, tenant))
             AND (@server = '' OR server = @server)
             AND (@tool = '' OR tool = @tool)
+            AND tool IN @tools
             AND call_id GLOBAL IN (
               SELECT call_id
               FROM calls
@@ -63,6 +67,7 @@ FROM (
                 AND (@all_tenants = 1 OR has(@tenants, tenant))
                 AND (@server = '' OR server = @server)
                 AND (@tool = '' OR tool = @tool)
+                AND tool IN @tools
                 AND category = 'INVALID_ARGUMENT')
           GROUP BY call_id
           HAVING count() > 1)

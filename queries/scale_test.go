@@ -63,6 +63,12 @@ func BenchmarkScale(b *testing.B) {
 			_, err := queries.InvalidArgumentSpikes(ctx, db, f, queries.SpikeOptions{Ratio: 0.5, MinShare: 0.01})
 			return err
 		}},
+		{"invalid-argument-spikes-default", func(db queries.DB, f queries.Filter) error {
+			// The default thresholds: the synthetic fleet's even 3 % share
+			// passes no floor, so no baseline is read, as in a healthy fleet.
+			_, err := queries.InvalidArgumentSpikes(ctx, db, f, queries.SpikeOptions{})
+			return err
+		}},
 		{"overview", func(db queries.DB, f queries.Filter) error {
 			if _, err := queries.OverviewTotals(ctx, db, f); err != nil {
 				return err

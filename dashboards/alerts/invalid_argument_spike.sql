@@ -1,11 +1,15 @@
 -- Alert MCPInvalidArgumentSpike: per tenant, server and tool, how many times
 -- the INVALID_ARGUMENT share of the last hour exceeds the tool's share over
--- the 7 days before it (queries/invalid_argument_spikes.sql, same test).
--- Only tools with at least 20 calls and a share of at least 5 % in the last
--- hour are returned. The ratio is computed from integer products, so that a
--- share of exactly 3 times the baseline gives exactly 3; a tool without
--- INVALID_ARGUMENT calls in the baseline compares with 0 and gets the cap,
--- 1000. The rule's range is 7 days and 1 hour, ending now.
+-- the 7 days before it (queries/testdata/invalid_argument_spikes_final.sql,
+-- the API's definition; same test). Only tools with at least 20 calls and a
+-- share of at least 5 % in the last hour are returned. The ratio is computed
+-- from integer products, so that a share of exactly 3 times the baseline
+-- gives exactly 3; a tool without INVALID_ARGUMENT calls in the baseline
+-- compares with 0 and gets the cap, 1000. The rule's range is 7 days and 1
+-- hour, ending now. The baseline is read only for the tools that can pass
+-- the floor: at least 20 rows and an INVALID_ARGUMENT row in the last hour
+-- (its counts without the replaced copies can only be lower), as the API
+-- reads it only for the tools whose range passes the floor.
 SELECT
   tenant_name,
   server_name,
@@ -63,6 +67,12 @@ FROM (
     FROM calls_5m
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
+      AND (tenant, server, tool) GLOBAL IN (
+        SELECT tenant, server, tool
+        FROM calls
+        WHERE ts > $__toTime - 3600 AND ts <= $__toTime
+        GROUP BY tenant, server, tool
+        HAVING count() >= 20 AND countIf(category = 'INVALID_ARGUMENT') > 0)
     GROUP BY tenant_name, server_name, tool_name
   )
   GROUP BY tenant_name, server_name, tool_name

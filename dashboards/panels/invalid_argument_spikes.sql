@@ -1,17 +1,19 @@
 -- INVALID_ARGUMENT share per tool in hourly buckets, with spikes marked
--- (queries/invalid_argument_spikes.sql, same definition as the alert): a
--- bucket is a spike when it has at least 20 calls, a share of at least 5 %,
--- and at least 3 times the tool's share over the 7 days before the bucket (a
--- tool with no baseline compares with 0). The spike column repeats the share
--- in spike buckets only. Buckets are whole hours, whatever the panel
--- interval, because the spike is defined on hours. The baseline is summed
--- over each tool's bucket array without window functions; its 7 days before
--- the range are read from the 5-minute rollup calls_5m (distinct call ids
--- per cell; whole hours are whole cells), the range itself from the raw
--- calls, where a re-ingested call counts once: every row minus the copies a
--- later ingest replaced (queries/invalid_argument_spikes_rollup.sql, the
--- API's form; docs/dashboards.md). FINAL over eight days took seconds on
--- ClickHouse 18.16.
+-- (queries/testdata/invalid_argument_spikes_final.sql, the API's and the
+-- alert's definition): a bucket is a spike when it has at least 20 calls, a
+-- share of at least 5 %, and at least 3 times the tool's share over the 7
+-- days before the bucket (a tool with no baseline compares with 0). The
+-- spike column repeats the share in spike buckets only. Buckets are whole
+-- hours, whatever the panel interval, because the spike is defined on hours.
+-- The baseline is summed over each tool's bucket array without window
+-- functions; its 7 days before the range are read from the 5-minute rollup
+-- calls_5m (distinct call ids per cell; whole hours are whole cells), the
+-- range itself from the raw calls, where a re-ingested call counts once:
+-- every row minus the copies a later ingest replaced, as the API counts them
+-- (queries/invalid_argument_counts.sql and
+-- invalid_argument_baseline_rollup.sql; the panel draws every tool, so it
+-- reads every baseline; docs/dashboards.md). FINAL over eight days took
+-- seconds on ClickHouse 18.16.
 SELECT
   toDateTime(bucket_s) AS time,
   tool_name,

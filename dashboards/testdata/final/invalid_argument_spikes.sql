@@ -1,12 +1,12 @@
 -- INVALID_ARGUMENT share per tool in hourly buckets, with spikes marked
--- (queries/invalid_argument_spikes.sql, same definition as the alert): a
--- bucket is a spike when it has at least 20 calls, a share of at least 5 %,
--- and at least 3 times the tool's share over the 7 days before the bucket (a
--- tool with no baseline compares with 0). The spike column repeats the share
--- in spike buckets only. Buckets are whole hours, whatever the panel
--- interval, because the spike is defined on hours; the 7 days before the
--- range are read for the baseline, summed over each tool's bucket array
--- without window functions.
+-- (queries/testdata/invalid_argument_spikes_final.sql, the API's and the
+-- alert's definition): a bucket is a spike when it has at least 20 calls, a
+-- share of at least 5 %, and at least 3 times the tool's share over the 7
+-- days before the bucket (a tool with no baseline compares with 0). The
+-- spike column repeats the share in spike buckets only. Buckets are whole
+-- hours, whatever the panel interval, because the spike is defined on hours;
+-- the 7 days before the range are read for the baseline, summed over each
+-- tool's bucket array without window functions.
 SELECT
   toDateTime(bucket_s) AS time,
   tool_name,

@@ -1,21 +1,16 @@
--- INVALID_ARGUMENT spikes: per tool and bucket of @step_s seconds, the share of
--- calls that failed as INVALID_ARGUMENT, compared with the tool's share over
--- the @baseline_s seconds before the bucket. A bucket is a spike when it has at
--- least @min_calls calls, a share of at least @min_share, and a share at least
--- @ratio times the baseline share (a tool with no baseline calls compares with
--- 0, so any share above the floor is a spike). A spike says that a tool's
--- schema or description confuses models. Reads [from - baseline, to) once;
--- the baseline is summed over the tool's bucket array, without window
--- functions, so the same text runs on 18.16 and modern servers. Reads calls
--- FINAL so that a re-ingested call counts once, as its latest ingest. The
--- other counting queries subtract replaced copies instead (see
--- overview_totals.sql), which is faster over a day or two; this one always
--- reads eight days with the default baseline, and over eight days modern
--- servers, which merge FINAL partition by partition in parallel, were faster
--- with FINAL (0.59 s against 0.77 s at 10M calls on 26.7; BENCHMARKS.md).
--- InvalidArgumentSpikes uses this form only when the step is not a whole
--- number of 5-minute cells; otherwise invalid_argument_spikes_rollup.sql
--- reads the baseline from the rollup and only the range from the raw calls.
+-- The definition of the INVALID_ARGUMENT spikes, in one statement: per tool
+-- and bucket of @step_s seconds from @origin_s, the share of calls that
+-- failed as INVALID_ARGUMENT, compared with the tool's share over the
+-- @baseline_s seconds before the bucket. A bucket is a spike when it has at
+-- least @min_calls calls, a share of at least @min_share, and a share at
+-- least @ratio times the baseline share (a tool with no baseline calls
+-- compares with 0, so any share above the floor is a spike). Reads calls
+-- FINAL over [origin, to), so that a re-ingested call counts once, as its
+-- latest ingest. The API ran it for steps off the 5-minute grid until the
+-- seventh round (BENCHMARKS.md; 14.6 s on ClickHouse 18.16 over a day of 10M
+-- calls). queries.InvalidArgumentSpikes now counts the range first and reads
+-- the baseline only for the tools whose range passes the floor;
+-- TestInvalidArgumentSpikesMatchTheDefinition holds it to this text.
 SELECT
   tool_name,
   bucket_s,

@@ -1,0 +1,80 @@
+package queries
+
+import (
+	"reflect"
+	"testing"
+)
+
+// WithDefaults fills o's zero thresholds as InvalidArgumentSpikes does, for
+// the external tests.
+func (o SpikeOptions) WithDefaults() SpikeOptions { return o.withDefaults() }
+
+// TestFindSpikes checks the spike rule on cells: the floor (MinCalls,
+// MinShare) before the baseline, the baseline's window [bucket - Baseline,
+// bucket) with both ends, cells of one bucket from two sources summed, an
+// empty baseline compared with 0, and a ratio of exactly Ratio firing.
+func TestFindSpikes(t *testing.T) {
+	o := SpikeOptions{}.withDefaults() // ratio 3, share 5 %, 20 calls
+	b := spikeBounds{Origin: 0, From: 400, Step: 100, Baseline: 300}
+	cell := func(tool string, bucket, calls, invalid int64) spikeCell {
+		return spikeCell{Tool: tool, Bucket: bucket, Calls: calls, Invalid: invalid}
+	}
+	cases := []struct {
+		name  string
+		cells []spikeCell
+		want  []spikeRow
+	}{
+		{"no baseline: any share above the floor", []spikeCell{cell("a", 400, 20, 1)},
+			[]spikeRow{{"a", 400, 20, 1, 0, 0}}},
+		{"below the share floor", []spikeCell{cell("a", 400, 21, 1)}, nil},
+		{"too few calls", []spikeCell{cell("a", 400, 19, 19)}, nil},
+		{"a baseline bucket is not reported", []spikeCell{cell("a", 300, 20, 20)}, nil},
+		{"exactly three times the baseline fires", []spikeCell{cell("a", 100, 100, 5), cell("a", 400, 20, 3)},
+			[]spikeRow{{"a", 400, 20, 3, 100, 5}}},
+		{"just under three times does not", []spikeCell{cell("a", 100, 100, 5), cell("a", 400, 21, 3)}, nil},
+		{"the window's first bucket counts, the one before does not", []spikeCell{
+			cell("a", 0, 1000, 1000), cell("a", 100, 100, 1), cell("a", 400, 20, 2)},
+			[]spikeRow{{"a", 400, 20, 2, 100, 1}}},
+		{"a range bucket is in the next one's baseline", []spikeCell{cell("a", 400, 20, 2), cell("a", 500, 20, 2)},
+			[]spikeRow{{"a", 400, 20, 2, 0, 0}}},
+		{"cells of one bucket from two sources add up", []spikeCell{
+			cell("a", 300, 50, 1), cell("a", 400, 20, 1), cell("a", 300, 50, 0)},
+			[]spikeRow{{"a", 400, 20, 1, 100, 1}}},
+		{"tools apart, ordered by tool and bucket", []spikeCell{
+			cell("b", 500, 20, 20), cell("a", 400, 20, 20), cell("b", 400, 100, 0), cell("a", 300, 20, 20)},
+			[]spikeRow{{"b", 500, 20, 20, 100, 0}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := append([]spikeCell(nil), c.cells...)
+			got := findSpikes(c.cells, b, o)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("findSpikes(%v)\n got %v\nwant %v", c.cells, got, c.want)
+			}
+			if !reflect.DeepEqual(in, c.cells) {
+				t.Errorf("findSpikes changed its input: %v, was %v", c.cells, in)
+			}
+		})
+	}
+}
+
+// TestSpikeCandidates checks that only tools with a range bucket past the
+// floor have their baseline read, each once, sorted.
+func TestSpikeCandidates(t *testing.T) {
+	o := SpikeOptions{}.withDefaults()
+	b := spikeBounds{Origin: 0, From: 400, Step: 100, Baseline: 300}
+	cells := []spikeCell{
+		{Tool: "z", Bucket: 400, Calls: 40, Invalid: 2},
+		{Tool: "healthy", Bucket: 400, Calls: 1000, Invalid: 1},
+		{Tool: "quiet", Bucket: 500, Calls: 5, Invalid: 5},
+		{Tool: "old", Bucket: 300, Calls: 40, Invalid: 40},
+		{Tool: "a", Bucket: 500, Calls: 20, Invalid: 20},
+		{Tool: "z", Bucket: 500, Calls: 20, Invalid: 20},
+	}
+	if got, want := spikeCandidates(cells, b, o), []string{"a", "z"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates %v, want %v", got, want)
+	}
+	if got := spikeCandidates(cells[1:4], b, o); len(got) != 0 {
+		t.Errorf("candidates of a healthy range %v, want none", got)
+	}
+}
