@@ -79,9 +79,9 @@ type Spike struct {
 //
 // It counts the range first, from the raw calls (invalid_argument_counts.sql),
 // and reads the baseline only for the tools with a bucket that passes the
-// thresholds the baseline does not enter (MinCalls, MinShare): the baseline
-// reads eight times the range, and a healthy fleet has few such tools, often
-// none. When the step is a multiple of RollupBucket the baseline before
+// thresholds the baseline does not enter (MinCalls, MinShare): the default
+// 7-day baseline reads seven times a day's range, and a healthy fleet has
+// few such tools, often none. When the step is a multiple of RollupBucket the baseline before
 // f.From comes from the calls_5m rollup (invalid_argument_baseline_rollup.sql):
 // reading eight days of raw calls took seconds on ClickHouse 18.16. The rows
 // are those of the raw baseline except for a call re-ingested with another
