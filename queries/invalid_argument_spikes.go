@@ -91,14 +91,14 @@ type Spike struct {
 // definition, in one statement over calls FINAL; the tests compare the two.
 func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions) ([]Spike, error) {
 	o = o.withDefaults()
-	return invalidArgumentSpikes(ctx, db, f, o, o.Step%RollupBucket == 0)
+	return invalidArgumentSpikes(ctx, db, f, o, o.Step%RollupBucket == 0, maxToolSetBytes)
 }
 
 // InvalidArgumentSpikesFrom is InvalidArgumentSpikes with the baseline's
 // source forced: the rollup when rollup is true (the step must then be a
 // multiple of RollupBucket), else the raw calls.
 func InvalidArgumentSpikesFrom(ctx context.Context, db DB, f Filter, o SpikeOptions, rollup bool) ([]Spike, error) {
-	return invalidArgumentSpikes(ctx, db, f, o.withDefaults(), rollup)
+	return invalidArgumentSpikes(ctx, db, f, o.withDefaults(), rollup, maxToolSetBytes)
 }
 
 // spikeCell is the calls and INVALID_ARGUMENT calls of one tool in one
@@ -116,7 +116,14 @@ type spikeBounds struct {
 	Origin, From, Step, Baseline int64
 }
 
-func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions, rollup bool) ([]Spike, error) {
+// maxToolSetBytes bounds the tool names a spike query lists for IN: past it
+// the query reads every tool, so that a fleet of thousands of tools stays
+// far below ClickHouse's max_query_size (256 KiB by default).
+const maxToolSetBytes = 32 << 10
+
+// invalidArgumentSpikes answers InvalidArgumentSpikes, listing at most
+// maxSet bytes of tool names in a query.
+func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions, rollup bool, maxSet int) ([]Spike, error) {
 	step := int64(o.Step / time.Second)
 	bounds := spikeBounds{From: f.From.Unix(), Step: step, Baseline: int64(o.Baseline / time.Second)}
 	bounds.Origin = bounds.From - (bounds.Baseline+step-1)/step*step
@@ -133,10 +140,10 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 		clickhouse.Named("lo_s", lo))
 	args = slices.Clip(args) // each query appends its own arguments
 	var cells []spikeCell
+	all, set := toolArgs(nil, 0)
 	if err := db.Select(ctx, &cells, invalidArgumentCountsSQL, append(args,
 		clickhouse.Named("count_lo_s", lo), clickhouse.Named("count_hi_s", f.To.Unix()),
-		clickhouse.Named("count_hi_ms", f.To.UnixMilli()),
-		clickhouse.Named("all_tools", 1), clickhouse.Named("tools", toolSet(nil)))...); err != nil {
+		clickhouse.Named("count_hi_ms", f.To.UnixMilli()), all, set)...); err != nil {
 		return nil, fmt.Errorf("invalid-argument spikes: range: %w", err)
 	}
 	tools := spikeCandidates(cells, bounds, o)
@@ -145,13 +152,13 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	}
 	var base []spikeCell
 	var err error
+	all, set = toolArgs(tools, maxSet)
 	if rollup {
-		err = db.Select(ctx, &base, invalidArgumentBaselineRollupSQL, append(args, clickhouse.Named("tools", toolSet(tools)))...)
+		err = db.Select(ctx, &base, invalidArgumentBaselineRollupSQL, append(args, all, set)...)
 	} else {
 		err = db.Select(ctx, &base, invalidArgumentCountsSQL, append(args,
 			clickhouse.Named("count_lo_s", bounds.Origin), clickhouse.Named("count_hi_s", lo),
-			clickhouse.Named("count_hi_ms", lo*1000),
-			clickhouse.Named("all_tools", 0), clickhouse.Named("tools", toolSet(tools)))...)
+			clickhouse.Named("count_hi_ms", lo*1000), all, set)...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("invalid-argument spikes: baseline: %w", err)
@@ -173,7 +180,8 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 		Value  string `ch:"arg_value"`
 		N      uint64 `ch:"n"`
 	}
-	if err := db.Select(ctx, &top, invalidArgumentTopArgsSQL, append(args, clickhouse.Named("tools", toolSet(tools)))...); err != nil {
+	all, set = toolArgs(tools, maxSet)
+	if err := db.Select(ctx, &top, invalidArgumentTopArgsSQL, append(args, all, set)...); err != nil {
 		return nil, fmt.Errorf("invalid-argument top arguments: %w", err)
 	}
 	type key struct {
@@ -203,19 +211,25 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	return out, nil
 }
 
-// toolSet binds tools as a set for "tool IN @tools" (one empty name when
-// there are none: IN () is not valid SQL). A set, not an array for has():
-// IN reads a LowCardinality column's dictionary, and has() over every row
-// made the rollup's baseline a quarter slower on ClickHouse 26.7.
-func toolSet(tools []string) clickhouse.GroupSet {
-	if len(tools) == 0 {
-		return clickhouse.GroupSet{Value: []any{""}}
+// toolArgs binds @all_tools and @tools for "(@all_tools = 1 OR tool IN
+// @tools)": the tools as a set when there are some and their names take at
+// most maxSet bytes, else every tool (and one empty name: IN () is not valid
+// SQL). A set for IN, not an array for has(): IN reads a LowCardinality
+// column's dictionary, and has() over every row made the rollup's baseline a
+// quarter slower on ClickHouse 26.7 (BENCHMARKS.md).
+func toolArgs(tools []string, maxSet int) (all, set any) {
+	n := 0
+	for _, t := range tools {
+		n += len(t) + 4 // quotes, comma, space
 	}
-	set := make([]any, len(tools))
+	if len(tools) == 0 || n > maxSet {
+		return clickhouse.Named("all_tools", 1), clickhouse.Named("tools", clickhouse.GroupSet{Value: []any{""}})
+	}
+	names := make([]any, len(tools))
 	for i, t := range tools {
-		set[i] = t
+		names[i] = t
 	}
-	return clickhouse.GroupSet{Value: set}
+	return clickhouse.Named("all_tools", 0), clickhouse.Named("tools", clickhouse.GroupSet{Value: names})
 }
 
 // spikeRow is a bucket that spiked, with its baseline.

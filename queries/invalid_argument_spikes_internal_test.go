@@ -1,13 +1,45 @@
 package queries
 
 import (
+	"context"
 	"reflect"
 	"testing"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // WithDefaults fills o's zero thresholds as InvalidArgumentSpikes does, for
 // the external tests.
 func (o SpikeOptions) WithDefaults() SpikeOptions { return o.withDefaults() }
+
+// InvalidArgumentSpikesListing is InvalidArgumentSpikesFrom with at most
+// maxSet bytes of tool names listed per query, for the external tests.
+func InvalidArgumentSpikesListing(ctx context.Context, db DB, f Filter, o SpikeOptions, rollup bool, maxSet int) ([]Spike, error) {
+	return invalidArgumentSpikes(ctx, db, f, o.withDefaults(), rollup, maxSet)
+}
+
+// TestToolArgs checks that the tools are listed only while their names fit.
+func TestToolArgs(t *testing.T) {
+	cases := []struct {
+		tools  []string
+		maxSet int
+		all    int
+		set    []any
+	}{
+		{nil, 100, 1, []any{""}},
+		{[]string{"a", "bc"}, 11, 0, []any{"a", "bc"}},
+		{[]string{"a", "bc"}, 10, 1, []any{""}},
+	}
+	for _, c := range cases {
+		all, set := toolArgs(c.tools, c.maxSet)
+		gotAll := all.(driver.NamedValue).Value
+		gotSet := set.(driver.NamedValue).Value.(clickhouse.GroupSet).Value
+		if gotAll != c.all || !reflect.DeepEqual(gotSet, c.set) {
+			t.Errorf("toolArgs(%q, %d) = %v, %v; want %v, %v", c.tools, c.maxSet, gotAll, gotSet, c.all, c.set)
+		}
+	}
+}
 
 // TestFindSpikes checks the spike rule on cells: the floor (MinCalls,
 // MinShare) before the baseline, the baseline's window [bucket - Baseline,

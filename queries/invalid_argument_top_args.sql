@@ -1,7 +1,8 @@
 -- The most frequent argument key=value pairs of INVALID_ARGUMENT calls per
 -- tool in @tools and bucket (@step_s seconds from @origin_s), at most
 -- @per_bucket per bucket: the values that a bad schema or a renamed enum
--- makes models send. InvalidArgumentSpikes asks for the tools that spiked.
+-- makes models send. InvalidArgumentSpikes asks for the tools that spiked
+-- (every tool when @all_tools = 1).
 -- A call ingested more than once counts once, as its latest ingest: the
 -- counts of every row minus those of the copies a later ingest replaced (see
 -- overview_totals.sql for the method; it replaces FINAL). Only calls with an
@@ -29,7 +30,7 @@ FROM (
     AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)
     AND (@tool = '' OR tool = @tool)
-    AND tool IN @tools
+    AND (@all_tools = 1 OR tool IN @tools)
     AND category = 'INVALID_ARGUMENT'
   GROUP BY tool, bucket_s, arg_key, arg_value
   UNION ALL
@@ -47,7 +48,7 @@ FROM (
         AND (@all_tenants = 1 OR has(@tenants, tenant))
         AND (@server = '' OR server = @server)
         AND (@tool = '' OR tool = @tool)
-        AND tool IN @tools
+        AND (@all_tools = 1 OR tool IN @tools)
         AND call_id GLOBAL IN (
           SELECT call_id
           FROM calls
@@ -57,7 +58,7 @@ FROM (
             AND (@all_tenants = 1 OR has(@tenants, tenant))
             AND (@server = '' OR server = @server)
             AND (@tool = '' OR tool = @tool)
-            AND tool IN @tools
+            AND (@all_tools = 1 OR tool IN @tools)
             AND call_id GLOBAL IN (
               SELECT call_id
               FROM calls
@@ -67,7 +68,7 @@ FROM (
                 AND (@all_tenants = 1 OR has(@tenants, tenant))
                 AND (@server = '' OR server = @server)
                 AND (@tool = '' OR tool = @tool)
-                AND tool IN @tools
+                AND (@all_tools = 1 OR tool IN @tools)
                 AND category = 'INVALID_ARGUMENT')
           GROUP BY call_id
           HAVING count() > 1)

@@ -178,6 +178,15 @@ func TestInvalidArgumentSpikesMatchTheDefinition(t *testing.T) {
 		if !equalRows(countsOf(got), want) {
 			t.Errorf("%s: differs from the definition\n got %s\nwant %s", name, dump(countsOf(got)), dump(want))
 		}
+		// The same when the tools do not fit in a query's list: every
+		// tool's baseline and top arguments are read.
+		every, err := queries.InvalidArgumentSpikesListing(ctx, db, c.f, c.o, rollup, 0)
+		if err != nil {
+			t.Fatalf("%s, every tool: %v", name, err)
+		}
+		if !equalRows(every, got) {
+			t.Errorf("%s: reading every tool differs from reading the candidates\nevery %s\n cand %s", name, dump(every), dump(got))
+		}
 		return len(want)
 	}
 	// The test proves something only if spikes are found and some of the
