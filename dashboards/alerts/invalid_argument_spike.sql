@@ -7,9 +7,9 @@
 -- gives exactly 3; a tool without INVALID_ARGUMENT calls in the baseline
 -- compares with 0 and gets the cap, 1000. The rule's range is 7 days and 1
 -- hour, ending now. The baseline is read only for the tools that can pass
--- the floor: at least 20 rows and an INVALID_ARGUMENT row in the last hour
--- (its counts without the replaced copies can only be lower), as the API
--- reads it only for the tools whose range passes the floor.
+-- the floor in the last hour, as the API reads it only for the tools whose
+-- range passes the floor: their distinct calls (exact) and INVALID_ARGUMENT
+-- rows (at least the calls whose latest ingest is one) pass it.
 SELECT
   tenant_name,
   server_name,
@@ -72,7 +72,8 @@ FROM (
         FROM calls
         WHERE ts > $__toTime - 3600 AND ts <= $__toTime
         GROUP BY tenant, server, tool
-        HAVING count() >= 20 AND countIf(category = 'INVALID_ARGUMENT') > 0)
+        HAVING uniqExact(session_key, ts_ms, call_id) >= 20
+          AND countIf(category = 'INVALID_ARGUMENT') * 20 >= uniqExact(session_key, ts_ms, call_id))
     GROUP BY tenant_name, server_name, tool_name
   )
   GROUP BY tenant_name, server_name, tool_name
