@@ -190,15 +190,8 @@ func literal(v any) (string, error) {
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32), nil
 	case clickhouse.GroupSet: // a set for IN, as the driver writes it
-		parts := make([]string, len(x.Value))
-		for i, e := range x.Value {
-			p, err := literal(e)
-			if err != nil {
-				return "", err
-			}
-			parts[i] = p
-		}
-		return "(" + strings.Join(parts, ", ") + ")", nil
+		list, err := literalList(reflect.ValueOf(x.Value))
+		return "(" + list + ")", err
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
@@ -207,17 +200,24 @@ func literal(v any) (string, error) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return strconv.FormatUint(rv.Uint(), 10), nil
 	case reflect.Slice, reflect.Array:
-		parts := make([]string, rv.Len())
-		for i := range parts {
-			p, err := literal(rv.Index(i).Interface())
-			if err != nil {
-				return "", err
-			}
-			parts[i] = p
-		}
-		return "[" + strings.Join(parts, ", ") + "]", nil
+		list, err := literalList(rv)
+		return "[" + list + "]", err
 	}
 	return "", fmt.Errorf("unsupported type %T", v)
+}
+
+// literalList writes the elements of a slice or array as literals joined by
+// ", ": the inside of an array literal or of a set for IN.
+func literalList(rv reflect.Value) (string, error) {
+	parts := make([]string, rv.Len())
+	for i := range parts {
+		p, err := literal(rv.Index(i).Interface())
+		if err != nil {
+			return "", err
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ", "), nil
 }
 
 // quote writes s as a ClickHouse string literal. NUL is escaped too: chDB

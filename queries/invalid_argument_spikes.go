@@ -110,10 +110,11 @@ type spikeCell struct {
 	Invalid int64  `ch:"invalid_n"`
 }
 
-// spikeBounds are a spike query's buckets: of Step seconds from Origin, the
-// range's from From, the baseline's the Baseline seconds before a bucket.
+// spikeBounds are what the spike rule needs of a query's buckets: the
+// range's buckets start at From, and a bucket's baseline is the buckets that
+// start in the Baseline seconds before it.
 type spikeBounds struct {
-	Origin, From, Step, Baseline int64
+	From, Baseline int64
 }
 
 // maxToolSetBytes bounds the tool names a spike query lists for IN: past it
@@ -125,8 +126,8 @@ const maxToolSetBytes = 32 << 10
 // maxSet bytes of tool names in a query.
 func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions, rollup bool, maxSet int) ([]Spike, error) {
 	step := int64(o.Step / time.Second)
-	bounds := spikeBounds{From: f.From.Unix(), Step: step, Baseline: int64(o.Baseline / time.Second)}
-	bounds.Origin = bounds.From - (bounds.Baseline+step-1)/step*step
+	bounds := spikeBounds{From: f.From.Unix(), Baseline: int64(o.Baseline / time.Second)}
+	origin := bounds.From - (bounds.Baseline+step-1)/step*step // the first baseline bucket
 	// The range is counted from lo: from itself for a raw baseline, the
 	// start of from's 5-minute cell when the rollup's cells end there.
 	lo := bounds.From
@@ -135,7 +136,7 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	}
 	args := append(f.args(),
 		clickhouse.Named("step_s", step),
-		clickhouse.Named("origin_s", bounds.Origin),
+		clickhouse.Named("origin_s", origin),
 		clickhouse.Named("per_bucket", o.TopArgs),
 		clickhouse.Named("lo_s", lo))
 	args = slices.Clip(args) // each query appends its own arguments
@@ -157,7 +158,7 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 		err = db.Select(ctx, &base, invalidArgumentBaselineRollupSQL, append(args, all, set)...)
 	} else {
 		err = db.Select(ctx, &base, invalidArgumentCountsSQL, append(args,
-			clickhouse.Named("count_lo_s", bounds.Origin), clickhouse.Named("count_hi_s", lo),
+			clickhouse.Named("count_lo_s", origin), clickhouse.Named("count_hi_s", lo),
 			clickhouse.Named("count_hi_ms", lo*1000), all, set)...)
 	}
 	if err != nil {

@@ -47,7 +47,7 @@ func TestToolArgs(t *testing.T) {
 // empty baseline compared with 0, and a ratio of exactly Ratio firing.
 func TestFindSpikes(t *testing.T) {
 	o := SpikeOptions{}.withDefaults() // ratio 3, share 5 %, 20 calls
-	b := spikeBounds{Origin: 0, From: 400, Step: 100, Baseline: 300}
+	b := spikeBounds{From: 400, Baseline: 300}
 	cell := func(tool string, bucket, calls, invalid int64) spikeCell {
 		return spikeCell{Tool: tool, Bucket: bucket, Calls: calls, Invalid: invalid}
 	}
@@ -94,7 +94,7 @@ func TestFindSpikes(t *testing.T) {
 // floor have their baseline read, each once, sorted.
 func TestSpikeCandidates(t *testing.T) {
 	o := SpikeOptions{}.withDefaults()
-	b := spikeBounds{Origin: 0, From: 400, Step: 100, Baseline: 300}
+	b := spikeBounds{From: 400, Baseline: 300}
 	cells := []spikeCell{
 		{Tool: "z", Bucket: 400, Calls: 40, Invalid: 2},
 		{Tool: "healthy", Bucket: 400, Calls: 1000, Invalid: 1},
