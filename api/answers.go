@@ -68,16 +68,9 @@ func (s *Server) overview(c echo.Context) error {
 	}
 	ctx, cancel := s.queryContext(c)
 	defer cancel()
-	totals, err := queries.OverviewTotals(ctx, s.db, f)
+	totals, top, err := queries.Overview(ctx, s.db, f, 10)
 	if err != nil {
 		return err
-	}
-	top, err := queries.TopFailingTools(ctx, s.db, f, 10)
-	if err != nil {
-		return err
-	}
-	if top == nil {
-		top = []queries.ToolFailures{}
 	}
 	return respond(c, f, []Overview{{Totals: totals, TopFailingTools: top}})
 }

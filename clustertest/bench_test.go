@@ -89,7 +89,7 @@ func queryMillis(b testing.TB, conn driver.Conn) map[string]float64 {
 	ctx := context.Background()
 	f := queries.Filter{From: trafficStart, To: trafficStart.Add(5 * time.Hour)}
 	run := map[string]func() error{
-		"overview": func() error { _, err := queries.OverviewTotals(ctx, conn, f); return err },
+		"overview": func() error { _, _, err := queries.Overview(ctx, conn, f, 10); return err },
 		"failure-rates": func() error {
 			_, err := queries.FailureRatesFrom(ctx, conn, f, 10*time.Minute, false)
 			return err

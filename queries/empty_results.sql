@@ -6,7 +6,7 @@
 -- exploded at ingest because 18.16 cannot enumerate JSON keys. A call
 -- ingested more than once counts once, as its latest ingest: the counts of
 -- every row minus those of the copies a later ingest replaced (see
--- overview_totals.sql for the method; it replaces FINAL).
+-- overview.sql for the method; it replaces FINAL).
 SELECT
   tool_name,
   arg_key,

@@ -3,7 +3,7 @@
 -- are @step_s seconds from @from_s (one bucket covering the range when no step
 -- is asked). A call ingested more than once counts once, as its latest ingest:
 -- the counts of every row minus those of the copies a later ingest replaced
--- (see overview_totals.sql for the method; it replaces FINAL). Relies on the
+-- (see overview.sql for the method; it replaces FINAL). Relies on the
 -- daily partitions for the time filter and on the (tenant, server, tool)
 -- prefix of the sort key for the filters.
 SELECT

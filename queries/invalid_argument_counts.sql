@@ -6,7 +6,7 @@
 -- when it is not read from the rollup. A call ingested more than once counts
 -- once, as its latest ingest: every row, minus the copies a later ingest
 -- replaced, found among the call ids that occur more than once (see
--- overview_totals.sql for the method; it replaces FINAL).
+-- overview.sql for the method; it replaces FINAL).
 SELECT tool_name, b AS bucket_s, toInt64(sum(n_)) AS calls_n, toInt64(sum(inv_)) AS invalid_n
 FROM (
   SELECT

@@ -5,7 +5,7 @@
 -- (every tool when @all_tools = 1).
 -- A call ingested more than once counts once, as its latest ingest: the
 -- counts of every row minus those of the copies a later ingest replaced (see
--- overview_totals.sql for the method; it replaces FINAL). Only calls with an
+-- overview.sql for the method; it replaces FINAL). Only calls with an
 -- INVALID_ARGUMENT copy can have a stale one to subtract, so the duplicate
 -- call ids are looked for among those (a few percent of the calls) instead
 -- of hashing every call id of the range.

@@ -14,7 +14,7 @@
 -- A call ingested more than once counts once, as its latest ingest, without
 -- FINAL: the chains drop copies in the array step (see retry_outcomes.sql),
 -- the misflagged counts subtract the copies a later ingest replaced (see
--- overview_totals.sql). Relies on the daily partitions for the time filter
+-- overview.sql). Relies on the daily partitions for the time filter
 -- and on the (tenant, server, tool) prefix of the sort key for the filters.
 SELECT kind, tool, category, chains, calls, recovered, total
 FROM (

@@ -70,10 +70,7 @@ func BenchmarkScale(b *testing.B) {
 			return err
 		}},
 		{"overview", func(db queries.DB, f queries.Filter) error {
-			if _, err := queries.OverviewTotals(ctx, db, f); err != nil {
-				return err
-			}
-			_, err := queries.TopFailingTools(ctx, db, f, 10)
+			_, _, err := queries.Overview(ctx, db, f, 10)
 			return err
 		}},
 	}

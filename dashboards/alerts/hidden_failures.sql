@@ -4,7 +4,7 @@
 -- tools with at least one are returned.
 -- A re-ingested call counts once, as its latest ingest, without FINAL: every
 -- row's count minus those of the copies a later ingest replaced
--- (queries/overview_totals.sql), so a call reclassified since counts where
+-- (queries/overview.sql), so a call reclassified since counts where
 -- its latest ingest puts it.
 SELECT
   tenant_name,

@@ -1,5 +1,5 @@
 -- The 20 tools with the most failures in the range, with their calls,
--- failure rate and most frequent failure category (queries/top_failing_tools.sql
+-- failure rate and most frequent failure category (queries/overview.sql
 -- asks the same question of the API). From the rollup calls_5m, each call
 -- counted once
 -- (docs/dashboards.md). Distinct call ids are merged per 5-minute bucket, which

@@ -1,5 +1,5 @@
 -- The 20 tools with the most failures in the range, with their calls,
--- failure rate and most frequent failure category (queries/top_failing_tools.sql
+-- failure rate and most frequent failure category (queries/overview.sql
 -- asks the same question of the API).
 SELECT
   tool AS tool_name,

@@ -1,34 +1,50 @@
--- Header totals for the range: calls, failures, empty results (of the
--- non-failed calls), calls whose isError contradicts their class, and how many
--- tools and sessions they span.
+-- The overview of a range in one query: per tool, its calls, failures,
+-- empty results (of the non-failed calls) and calls whose isError contradicts
+-- their class (part 0), and the distinct session keys of the range (part 1,
+-- one row). The range's totals are the tools' sums; the most failing tools
+-- are read from the same rows (queries/overview.go). One query, not one for
+-- the totals and one for the tools: both paid the search for re-ingested
+-- calls below, most of their time.
 --
 -- A call ingested more than once counts once, as its latest ingest (the row
--- FINAL would keep), without FINAL: the totals of every row in the range,
+-- FINAL would keep), without FINAL: the counts of every row in the range,
 -- minus the copies that a later ingest of the same call replaced. Those
 -- stale copies are found among the rows whose call_id occurs more than once,
 -- grouped by the sort key (FINAL's dedupe key) and ordered by ingested_ms.
 -- FINAL merges every row of the range in one thread on 18.16; this costs a
 -- hash of call_id instead (BENCHMARKS.md). GLOBAL IN builds the set once:
 -- with IN inside a subquery, 18.16 ran the set's query again for each level.
--- Copies share tool and session key, so the distinct counts need no
--- correction. Relies on the daily partitions for the time filter and on the
--- (tenant, server, tool) prefix of the sort key for the filters.
+-- Copies share tool and session key, so the tools and the distinct session
+-- keys need no correction. Relies on the daily partitions for the time
+-- filter and on the (tenant, server, tool) prefix of the sort key for the
+-- filters.
 SELECT
+  part,
+  tool_name,
   toUInt64(sum(n)) AS calls_n,
   toUInt64(sum(fail)) AS failures_n,
-  toUInt64(sum(n) - sum(fail)) AS non_failed_n,
   toUInt64(sum(empty)) AS empty_n,
   toUInt64(sum(mf)) AS misflagged_n,
-  toUInt64(sum(tools)) AS tools_n,
   toUInt64(sum(sessions)) AS sessions_n
 FROM (
   SELECT
+    toUInt8(0) AS part,
+    CAST(tool AS String) AS tool_name,
     toInt64(count()) AS n,
     toInt64(sum(is_failure)) AS fail,
     toInt64(countIf(category = 'EMPTY_RESULT')) AS empty,
     toInt64(sum(misflagged)) AS mf,
-    toInt64(uniqExact(tool)) AS tools,
-    toInt64(uniqExact(session_key)) AS sessions
+    toInt64(0) AS sessions
+  FROM calls
+  WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+    AND ts_ms >= @from_ms AND ts_ms < @to_ms
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@all_tenants = 1 OR has(@tenants, tenant))
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+  GROUP BY tool
+  UNION ALL
+  SELECT toUInt8(1), '', toInt64(0), toInt64(0), toInt64(0), toInt64(0), toInt64(uniqExact(session_key))
   FROM calls
   WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
     AND ts_ms >= @from_ms AND ts_ms < @to_ms
@@ -37,9 +53,11 @@ FROM (
     AND (@server = '' OR server = @server)
     AND (@tool = '' OR tool = @tool)
   UNION ALL
-  SELECT toInt64(-1), -toInt64(s.2), -toInt64(s.3 = 'EMPTY_RESULT'), -toInt64(s.4), toInt64(0), toInt64(0)
+  SELECT toUInt8(0), tool_name, toInt64(-1), -toInt64(s.2), -toInt64(s.3 = 'EMPTY_RESULT'), -toInt64(s.4), toInt64(0)
   FROM (
-    SELECT arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, is_failure, CAST(category AS String), misflagged)))) AS stale
+    SELECT
+      CAST(tool AS String) AS tool_name,
+      arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, is_failure, CAST(category AS String), misflagged)))) AS stale
     FROM calls
     WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
       AND ts_ms >= @from_ms AND ts_ms < @to_ms
@@ -62,3 +80,5 @@ FROM (
   )
   ARRAY JOIN stale AS s
 )
+GROUP BY part, tool_name
+ORDER BY part, tool_name
