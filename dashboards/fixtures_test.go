@@ -37,6 +37,9 @@ type fx struct {
 	code       int64 // JSON-RPC error code
 	message    string
 	duration   int64
+	// latest, when set, re-ingests the call later with this category (a
+	// rules change): the queries must count it once, as this class.
+	latest classify.Category
 }
 
 var seqNo int
@@ -63,10 +66,10 @@ func (c fx) call() pipeline.Call {
 		SessionID: session, SessionKey: session, RequestID: req,
 		CallID: fnv(tenant + "|" + server + "|" + session + "|" + req + "|" + ts.String()),
 		Source: "capture", ArgsJSON: args, ArgsHash: fnv(args), ArgKeys: keys, ArgValues: vals,
-		HasResponse: 1, IsError: 0, ContentBlocks: 1, Category: string(cat), Message: c.message,
-		DeclaredRetryable: classify.RetryUnknown, ExpectedRetryable: cat.ExpectedRetryable(),
+		HasResponse: 1, ContentBlocks: 1, Message: c.message, DeclaredRetryable: classify.RetryUnknown,
 		ClassSource: classify.SourceDefault, RPCCode: c.code, TaxonomyVersion: "test", IngestedMs: 1,
 	}
+	setCategory(&row, cat)
 	if c.duration != 0 {
 		row.DurationMs = c.duration
 	}
@@ -76,9 +79,6 @@ func (c fx) call() pipeline.Call {
 	case "no":
 		row.DeclaredRetryable = classify.RetryNo
 	}
-	if cat.Failure() {
-		row.IsFailure, row.IsError = 1, 1
-	}
 	if c.misflagged {
 		row.Misflagged = 1
 		row.IsError = 1 - row.IsError
@@ -87,6 +87,17 @@ func (c fx) call() pipeline.Call {
 		row.RPCError, row.IsError = 1, -1
 	}
 	return row
+}
+
+// setCategory gives row the category cat and what follows from it: the
+// failure and isError flags (as sent by a server that flags correctly) and
+// the expected retryability.
+func setCategory(row *pipeline.Call, cat classify.Category) {
+	row.Category, row.ExpectedRetryable = string(cat), cat.ExpectedRetryable()
+	row.IsFailure, row.IsError = 0, 0
+	if cat.Failure() {
+		row.IsFailure, row.IsError = 1, 1
+	}
 }
 
 // argPairs explodes a flat JSON object of string values, as ingest does.
@@ -117,7 +128,13 @@ func calls(fs ...[]fx) []pipeline.Call {
 	var out []pipeline.Call
 	for _, group := range fs {
 		for _, f := range group {
-			out = append(out, f.call())
+			row := f.call()
+			out = append(out, row)
+			if f.latest != "" {
+				row.IngestedMs++
+				setCategory(&row, f.latest)
+				out = append(out, row)
+			}
 		}
 	}
 	return out

@@ -44,6 +44,19 @@ func spikeTool(tool string, hit classify.Category, baseN, baseHits, lastN, lastH
 	return out
 }
 
+// lastHour edits the calls of fs made in the last hour, the i-th of them
+// with edit(i, f).
+func lastHour(fs []fx, edit func(i int, f *fx)) []fx {
+	i := 0
+	for j := range fs {
+		if fs[j].at < hr {
+			edit(i, &fs[j])
+			i++
+		}
+	}
+	return fs
+}
+
 // chains returns n retry chains of tool, one session each, started in the
 // last hours; the first recovered of them end with a success.
 func chains(tool string, n, recovered int, first classify.Category, declared string, sameArgs bool) []fx {
@@ -145,8 +158,24 @@ func scenarios() []scenario {
 				spikeTool("new_tool", classify.InvalidArgument, 0, 0, 20, 1),      // no baseline, 5 %
 				spikeTool("below_floor", classify.InvalidArgument, 100, 0, 40, 1), // 2.5 %, under 5 %
 				spikeTool("clean_now", classify.InvalidArgument, 100, 5, 40, 0),   // none in the hour: baseline not read
+				// 3 of 20 calls re-ingested as INVALID_ARGUMENT (2 first
+				// ingested as INTERNAL), 2 first ingested as INVALID_ARGUMENT
+				// re-ingested as OK, some re-ingested unchanged: 15 % vs
+				// 2 %, each call counted once, as its latest ingest.
+				lastHour(spikeTool("spiky_reingested", classify.InvalidArgument, 100, 2, 20, 0), func(i int, f *fx) {
+					switch {
+					case i < 2:
+						f.category, f.latest = classify.Internal, classify.InvalidArgument
+					case i < 3:
+						f.latest = classify.InvalidArgument
+					case i < 5:
+						f.category, f.latest = classify.InvalidArgument, classify.OK
+					case i%2 == 0:
+						f.latest = classify.OK
+					}
+				}),
 			),
-			fire: map[string]float64{"spiky": 7.5, "exact": 3, "new_tool": 1000},
+			fire: map[string]float64{"spiky": 7.5, "exact": 3, "new_tool": 1000, "spiky_reingested": 7.5},
 		},
 		{
 			rule: "MCPHiddenFailures",
@@ -171,12 +200,33 @@ func scenarios() []scenario {
 		{
 			rule: "MCPEmptyResultSpike",
 			calls: concat(
-				spikeTool("empty_spike", classify.EmptyResult, 100, 10, 20, 6),  // 30 % vs 10 %: 3 x
-				spikeTool("empty_steady", classify.EmptyResult, 100, 10, 20, 5), // 25 % vs 10 %
-				spikeTool("empty_new", classify.EmptyResult, 0, 0, 20, 4),       // no baseline, 20 %
-				spikeTool("empty_low", classify.EmptyResult, 0, 0, 20, 3),       // 15 %, under 20 %
+				spikeTool("empty_spike", classify.EmptyResult, 100, 10, 20, 6),     // 30 % vs 10 %: 3 x
+				spikeTool("empty_steady", classify.EmptyResult, 100, 10, 20, 5),    // 25 % vs 10 %
+				spikeTool("empty_new", classify.EmptyResult, 0, 0, 20, 4),          // no baseline, 20 %
+				spikeTool("empty_low", classify.EmptyResult, 0, 0, 20, 3),          // 15 %, under 20 %
+				spikeTool("empty_clean_now", classify.EmptyResult, 100, 10, 40, 0), // none in the hour: baseline not read
+				// 5 failures, 4 empty of the other 20: 20 % vs 10 %, 2 x. A
+				// floor that took all 25 calls for the non-failed ones
+				// would skip the baseline and report the cap, 1000.
+				spikeTool("empty_with_failures", classify.EmptyResult, 100, 10, 20, 4),
+				repeat(5, fx{tool: "empty_with_failures", category: classify.Internal}, func(i int, f *fx) {
+					f.at, f.session = 55*minute-time.Duration(i)*minute, fmt.Sprintf("empty_with_failures-f%d", i)
+				}),
+				// 20 calls re-ingested: 6 first INTERNAL as EMPTY_RESULT, 4
+				// first EMPTY_RESULT as OK, 10 first INTERNAL as OK: 30 %
+				// of 20 non-failed, 3 x.
+				lastHour(spikeTool("empty_reingested", classify.EmptyResult, 100, 10, 20, 0), func(i int, f *fx) {
+					switch {
+					case i < 6:
+						f.category, f.latest = classify.Internal, classify.EmptyResult
+					case i < 10:
+						f.category, f.latest = classify.EmptyResult, classify.OK
+					default:
+						f.category, f.latest = classify.Internal, classify.OK
+					}
+				}),
 			),
-			fire: map[string]float64{"empty_spike": 3, "empty_new": 1000},
+			fire: map[string]float64{"empty_spike": 3, "empty_new": 1000, "empty_reingested": 3},
 		},
 		definitionChangeScenario(),
 	}

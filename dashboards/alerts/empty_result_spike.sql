@@ -4,7 +4,12 @@
 -- with at least 20 non-failed calls and a rate of at least 20 % in the last
 -- hour are returned. As for INVALID_ARGUMENT spikes, the ratio comes from
 -- integer products and a tool without empty results in the baseline gets
--- the cap, 1000. The rule's range is 7 days and 1 hour, ending now.
+-- the cap, 1000. The rule's range is 7 days and 1 hour, ending now. The
+-- baseline is read only for the tools that can pass the floor in the last
+-- hour (as in MCPInvalidArgumentSpike): their distinct calls (exact) bound
+-- the non-failed calls from above, the distinct calls less those with a
+-- failed copy bound them from below, and EMPTY_RESULT rows bound the empty
+-- results from above, so the test can only keep more tools, never fewer.
 SELECT
   tenant_name,
   server_name,
@@ -62,6 +67,13 @@ FROM (
     FROM calls_5m
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
+      AND (tenant, server, tool) GLOBAL IN (
+        SELECT tenant, server, tool
+        FROM calls
+        WHERE ts > $__toTime - 3600 AND ts <= $__toTime
+        GROUP BY tenant, server, tool
+        HAVING uniqExact(session_key, ts_ms, call_id) >= 20
+          AND countIf(category = 'EMPTY_RESULT') * 5 >= uniqExact(session_key, ts_ms, call_id) - uniqExactIf(session_key, ts_ms, call_id, is_failure = 1))
     GROUP BY tenant_name, server_name, tool_name
   )
   GROUP BY tenant_name, server_name, tool_name
