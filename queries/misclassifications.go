@@ -1,10 +1,8 @@
 package queries
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -25,6 +23,12 @@ const (
 	// KindRetriedNonRetryable marks chains expected not retryable that were
 	// retried with the same arguments anyway: wasted retries.
 	KindRetriedNonRetryable = "retried_non_retryable"
+	// KindRetriedNonIdempotent marks retry chains after an ambiguous
+	// failure (UPSTREAM_TIMEOUT or UNAVAILABLE, no answer included) of a
+	// tool whose definition declares neither idempotentHint nor
+	// readOnlyHint: each retry may have repeated the tool's effect (a second
+	// refund, a duplicate ticket).
+	KindRetriedNonIdempotent = "retried_non_idempotent"
 	// KindMisflagged marks calls whose isError contradicts their category.
 	KindMisflagged = "misflagged"
 )
@@ -58,13 +62,20 @@ type Misclassification struct {
 // classifications contradicted by the retry chains started in [f.From,
 // f.To) (window is the retry window) and by the misflagged calls in the
 // range, when the population holds at least minChains chains (misflagged:
-// calls). Rows are ordered by kind, tool and category.
+// calls). Rows are ordered by kind, tool and category. For
+// retried_non_idempotent the tools' hints come from the definition in force
+// at f.To (ToolVersions); tools without a known definition are left out,
+// since their hints are unknown.
 func Misclassifications(ctx context.Context, db DB, f Filter, window time.Duration, minChains int64) ([]Misclassification, error) {
 	args, err := chainArgs(f, window, 1, ChainHorizon)
 	if err != nil {
 		return nil, fmt.Errorf("misclassifications: %w", err)
 	}
-	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)))
+	keys, err := nonIdempotentKeys(ctx, db, f)
+	if err != nil {
+		return nil, fmt.Errorf("misclassifications: %w", err)
+	}
+	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)), clickhouse.Named("keys", keys))
 	var rows []Misclassification
 	if err := db.Select(ctx, &rows, misclassificationsSQL, args...); err != nil {
 		return nil, fmt.Errorf("misclassifications: %w", err)
@@ -72,17 +83,25 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 	for i := range rows {
 		rows[i].Evidence = rows[i].evidence()
 	}
-	extra, err := retriedNonIdempotent(ctx, db, f, window, minChains)
-	if err != nil {
-		return nil, fmt.Errorf("misclassifications: %w", err)
-	}
-	if len(extra) > 0 {
-		rows = append(rows, extra...)
-		slices.SortStableFunc(rows, func(a, b Misclassification) int {
-			return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
-		})
-	}
 	return rows, nil
+}
+
+// nonIdempotentKeys returns the @keys of misclassifications.sql: the tools
+// whose definition in force at f.To declares neither idempotentHint nor
+// readOnlyHint true, as tenant, server and tool joined by newlines, and one
+// empty key that matches no tool (IN () is not valid SQL).
+func nonIdempotentKeys(ctx context.Context, db DB, f Filter) (clickhouse.GroupSet, error) {
+	versions, err := ToolVersions(ctx, db, f)
+	if err != nil {
+		return clickhouse.GroupSet{}, err
+	}
+	keys := []any{""}
+	for _, v := range versions {
+		if v.Current && !v.Idempotent() {
+			keys = append(keys, v.Tenant+"\n"+v.Server+"\n"+v.Tool)
+		}
+	}
+	return clickhouse.GroupSet{Value: keys}, nil
 }
 
 // evidence states the counts behind a row in one short sentence.
@@ -95,6 +114,10 @@ func (m Misclassification) evidence() string {
 	case KindRetriedNonRetryable:
 		retries := m.Calls - m.Chains
 		return fmt.Sprintf("%d %s retried with unchanged arguments (%d %s), %d recovered",
+			m.Chains, plural(m.Chains, "chain", "chains"), retries, plural(retries, "retry", "retries"), m.Recovered)
+	case KindRetriedNonIdempotent:
+		retries := m.Calls - m.Chains
+		return fmt.Sprintf("%d %s retried after a timeout or no answer (%d %s), %d recovered; the tool declares neither idempotentHint nor readOnlyHint, so a retry may repeat its effect",
 			m.Chains, plural(m.Chains, "chain", "chains"), retries, plural(retries, "retry", "retries"), m.Recovered)
 	case KindMisflagged:
 		return fmt.Sprintf("%d of %d calls have an isError flag that contradicts the category (%d%%)", m.Calls, m.Total, percent(m.Calls, m.Total))

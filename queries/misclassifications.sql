@@ -2,13 +2,21 @@
 -- per tool and category, the classifications that the retry chains started
 -- in [from, to) contradict, and the calls flagged misflagged. The innermost
 -- query cuts chains exactly as retry_outcomes.sql does (see its comments).
--- Per (tool, category of the first call) it counts three populations of
+-- Per (tool, category of the first call) it counts four populations of
 -- chains: retryable (declared or expected) and retried; not retryable
 -- (declared or expected) and retried with the same arguments; expected not
--- retryable and retried with the same arguments. ARRAY JOIN unfolds them into
--- one candidate row per kind, kept when the population has at least
--- min_chains chains and passes the kind's test, in integers (10 * recovered <
--- chains is a share below 10 %; 2 * recovered >= chains is at least 50 %).
+-- retryable and retried with the same arguments; and, for the tools in
+-- @keys, retried after an ambiguous failure (UPSTREAM_TIMEOUT or
+-- UNAVAILABLE, which includes calls that got no answer: the tool may have
+-- run). @keys holds the tools whose current definition declares neither
+-- idempotentHint nor readOnlyHint true, as tenant, server and tool joined by
+-- newlines (queries/misclassifications.go reads the definitions), and one
+-- empty key, which matches no tool: IN () is not valid SQL. ARRAY JOIN
+-- unfolds the populations into one candidate row per kind, kept when the
+-- population has at least min_chains chains and passes the kind's test, in
+-- integers (10 * recovered < chains is a share below 10 %; 2 * recovered >=
+-- chains is at least 50 %). One scan for the four: the fourth had its own
+-- until the eighth round, a second pass over the chains (BENCHMARKS.md).
 -- The misflagged rows count calls in [from, to), continuations included, per
 -- the call's own tool and category, and need min_chains misflagged calls.
 -- A call ingested more than once counts once, as its latest ingest, without
@@ -31,7 +39,8 @@ FROM (
       tool_,
       ch.1 AS cat_,
       -- ch: (category, declared, expected, outcome (0 no_retry, 1 retry_then_fail,
-      -- 2 retry_then_success), calls, args changed, first ts_ms). The conditions
+      -- 2 retry_then_success), calls, args changed, first ts_ms); ni_: the
+      -- chain's tool is in @keys. The conditions
       -- use bitAnd/bitOr, not AND/OR: modern servers evaluate AND/OR lazily,
       -- which made these aggregates three times slower on 26.7.
       toUInt64(countIf(bitAnd(bitOr(ch.2 = 1, ch.3 = 1), ch.4 != 0))) AS rr_chains,
@@ -42,10 +51,14 @@ FROM (
       toUInt64(countIf(bitAnd(bitOr(ch.2 = 0, ch.3 = 0), bitAnd(ch.4 = 2, ch.6 = 0)))) AS nr_ok,
       toUInt64(countIf(bitAnd(ch.3 = 0, bitAnd(ch.4 != 0, ch.6 = 0)))) AS wr_chains,
       toUInt64(sumIf(ch.5, bitAnd(ch.3 = 0, bitAnd(ch.4 != 0, ch.6 = 0)))) AS wr_calls,
-      toUInt64(countIf(bitAnd(ch.3 = 0, bitAnd(ch.4 = 2, ch.6 = 0)))) AS wr_ok
+      toUInt64(countIf(bitAnd(ch.3 = 0, bitAnd(ch.4 = 2, ch.6 = 0)))) AS wr_ok,
+      toUInt64(countIf(bitAnd(ni_ = 1, bitAnd(bitOr(ch.1 = 'UPSTREAM_TIMEOUT', ch.1 = 'UNAVAILABLE'), ch.4 != 0)))) AS ni_chains,
+      toUInt64(sumIf(ch.5, bitAnd(ni_ = 1, bitAnd(bitOr(ch.1 = 'UPSTREAM_TIMEOUT', ch.1 = 'UNAVAILABLE'), ch.4 != 0)))) AS ni_calls,
+      toUInt64(countIf(bitAnd(ni_ = 1, bitAnd(bitOr(ch.1 = 'UPSTREAM_TIMEOUT', ch.1 = 'UNAVAILABLE'), ch.4 = 2)))) AS ni_ok
     FROM (
       SELECT
         tool AS tool_,
+        toUInt8(concat(toString(tenant), '\n', toString(server), '\n', toString(tool)) IN @keys) AS ni_,
         arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0,
         arrayMap(x -> x.1, c0) AS t0,
         arrayMap(x -> x.3, c0) AS id0,
@@ -87,7 +100,8 @@ FROM (
   ARRAY JOIN [
     ('retryable_never_recovers', rr_chains, rr_calls, rr_ok, toUInt8(rr_chains >= @min_chains AND 10 * rr_ok < rr_chains)),
     ('non_retryable_recovers', nr_chains, nr_calls, nr_ok, toUInt8(nr_chains >= @min_chains AND 2 * nr_ok >= nr_chains)),
-    ('retried_non_retryable', wr_chains, wr_calls, wr_ok, toUInt8(wr_chains >= @min_chains))
+    ('retried_non_retryable', wr_chains, wr_calls, wr_ok, toUInt8(wr_chains >= @min_chains)),
+    ('retried_non_idempotent', ni_chains, ni_calls, ni_ok, toUInt8(ni_chains >= @min_chains))
   ] AS k
   WHERE k.5 = 1
   UNION ALL

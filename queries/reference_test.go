@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/queries"
 )
 
@@ -210,11 +211,15 @@ func refRecalls(calls []pipeline.Call, f queries.Filter, window time.Duration) [
 	return out
 }
 
-func refMisclassifications(calls []pipeline.Call, f queries.Filter, window time.Duration, minChains int64) []queries.Misclassification {
+// refMisclassifications is the misclassifications endpoint by definition.
+// nonIdempotent holds the (tenant, server, tool)s whose definition in force
+// at f.To declares neither idempotentHint nor readOnlyHint true: their
+// chains after an ambiguous failure are retried_non_idempotent.
+func refMisclassifications(calls []pipeline.Call, f queries.Filter, window time.Duration, minChains int64, nonIdempotent map[[3]string]bool) []queries.Misclassification {
 	minN := uint64(max(minChains, 1))
 	type key struct{ tool, category string }
 	type population struct{ chains, calls, recovered uint64 }
-	type kinds struct{ retryable, nonRetryable, wasted population }
+	type kinds struct{ retryable, nonRetryable, wasted, nonIdempotent population }
 	acc := map[key]*kinds{}
 	for _, ch := range refChains(calls, f, window) {
 		fc := ch.first()
@@ -241,6 +246,10 @@ func refMisclassifications(calls []pipeline.Call, f queries.Filter, window time.
 		if fc.ExpectedRetryable == 0 && !ch.argsChanged() {
 			add(&acc[k].wasted)
 		}
+		ambiguous := fc.Category == string(classify.UpstreamTimeout) || fc.Category == string(classify.Unavailable)
+		if ambiguous && nonIdempotent[[3]string{fc.Tenant, fc.Server, fc.Tool}] {
+			add(&acc[k].nonIdempotent)
+		}
 	}
 	var out []queries.Misclassification
 	row := func(kind string, k key, p population) queries.Misclassification {
@@ -261,6 +270,13 @@ func refMisclassifications(calls []pipeline.Call, f queries.Filter, window time.
 		if p := a.wasted; p.chains >= minN {
 			r := row(queries.KindRetriedNonRetryable, k, p)
 			r.Evidence = refWastedEvidence(p.chains, p.calls-p.chains, p.recovered)
+			out = append(out, r)
+		}
+		if p := a.nonIdempotent; p.chains >= minN {
+			r := row(queries.KindRetriedNonIdempotent, k, p)
+			retries := p.calls - p.chains
+			r.Evidence = fmt.Sprintf("%d %s retried after a timeout or no answer (%d %s), %d recovered; the tool declares neither idempotentHint nor readOnlyHint, so a retry may repeat its effect",
+				p.chains, refNoun(p.chains, "chain", "chains"), retries, refNoun(retries, "retry", "retries"), p.recovered)
 			out = append(out, r)
 		}
 	}
@@ -292,12 +308,13 @@ func refMisclassifications(calls []pipeline.Call, f queries.Filter, window time.
 }
 
 func refWastedEvidence(chains, retries, recovered uint64) string {
-	noun := func(n uint64, one, many string) string {
-		if n == 1 {
-			return one
-		}
-		return many
-	}
 	return fmt.Sprintf("%d %s retried with unchanged arguments (%d %s), %d recovered",
-		chains, noun(chains, "chain", "chains"), retries, noun(retries, "retry", "retries"), recovered)
+		chains, refNoun(chains, "chain", "chains"), retries, refNoun(retries, "retry", "retries"), recovered)
+}
+
+func refNoun(n uint64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

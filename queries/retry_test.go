@@ -248,7 +248,7 @@ func TestMisclassifications(t *testing.T) {
 			}
 			assertRows(t, got, nil)
 			calls, replay := retryFixture()
-			if got := refMisclassifications(append(calls, replay...), retryRange, queries.DefaultRetryWindow, 1); !equalRows(got, want) {
+			if got := refMisclassifications(append(calls, replay...), retryRange, queries.DefaultRetryWindow, 1, nil); !equalRows(got, want) {
 				t.Errorf("reference implementation disagrees with the hand-made answer\n got %s\nwant %s", dump(got), dump(want))
 			}
 		})
@@ -302,7 +302,7 @@ func TestMisclassificationThresholds(t *testing.T) {
 				t.Fatal(err)
 			}
 			assertRows(t, got, want)
-			if got := refMisclassifications(fx, f, queries.DefaultRetryWindow, 4); !equalRows(got, want) {
+			if got := refMisclassifications(fx, f, queries.DefaultRetryWindow, 4, nil); !equalRows(got, want) {
 				t.Errorf("reference implementation disagrees with the hand-made answer\n got %s\nwant %s", dump(got), dump(want))
 			}
 		})
