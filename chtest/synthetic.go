@@ -18,6 +18,12 @@ var syntheticCallsSQL string
 //go:embed synthetic/replays.sql
 var syntheticReplaysSQL string
 
+//go:embed synthetic/definitions.sql
+var syntheticDefinitionsSQL string
+
+//go:embed synthetic/sightings.sql
+var syntheticSightingsSQL string
+
 // BenchCalls returns the number of synthetic calls a scale benchmark
 // generates: MCPLENS_BENCH_CALLS, else def.
 func BenchCalls(tb testing.TB, def int64) int64 {
@@ -37,7 +43,8 @@ func BenchCalls(tb testing.TB, def int64) int64 {
 // sessions of 25 calls 4 s apart, 20 tenants, 7 servers, 12 tools, 15 %
 // failures); then ingests 1 % of them again, half of that reclassified
 // (synthetic/replays.sql), so that queries pay for counting a re-ingested
-// call once; then waits, at most 5 minutes, until the engine runs no merge
+// call once; then captures a definition of every tool, half of them without
+// hints (synthetic/definitions.sql, synthetic/sightings.sql); then waits, at most 5 minutes, until the engine runs no merge
 // in the database, so that the merges of millions of fresh rows do not
 // slow the first queries timed. The scale benchmarks of queries/ and
 // dashboards/ share it.
@@ -50,6 +57,11 @@ func Synthetic(ctx context.Context, e *Engine, n int64, end time.Time, span time
 	}
 	if err := e.DB.Exec(ctx, syntheticReplaysSQL); err != nil {
 		return fmt.Errorf("%s: replay 1 %% of %d calls: %w", e.Name, n, err)
+	}
+	for _, q := range []string{syntheticDefinitionsSQL, syntheticSightingsSQL} {
+		if err := e.DB.Exec(ctx, q, clickhouse.Named("start_ms", end.Add(-span).UnixMilli())); err != nil {
+			return fmt.Errorf("%s: tool definitions: %w", e.Name, err)
+		}
 	}
 	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		var rows []struct {
