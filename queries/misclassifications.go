@@ -64,18 +64,14 @@ type Misclassification struct {
 // range, when the population holds at least minChains chains (misflagged:
 // calls). Rows are ordered by kind, tool and category. For
 // retried_non_idempotent the tools' hints come from the definition in force
-// at f.To (ToolVersions); tools without a known definition are left out,
-// since their hints are unknown.
+// at f.To (as in ToolVersions); tools without a known definition are left
+// out, since their hints are unknown.
 func Misclassifications(ctx context.Context, db DB, f Filter, window time.Duration, minChains int64) ([]Misclassification, error) {
 	args, err := chainArgs(f, window, 1, ChainHorizon)
 	if err != nil {
 		return nil, fmt.Errorf("misclassifications: %w", err)
 	}
-	keys, err := nonIdempotentKeys(ctx, db, f)
-	if err != nil {
-		return nil, fmt.Errorf("misclassifications: %w", err)
-	}
-	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)), clickhouse.Named("keys", keys))
+	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)))
 	var rows []Misclassification
 	if err := db.Select(ctx, &rows, misclassificationsSQL, args...); err != nil {
 		return nil, fmt.Errorf("misclassifications: %w", err)
@@ -84,24 +80,6 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 		rows[i].Evidence = rows[i].evidence()
 	}
 	return rows, nil
-}
-
-// nonIdempotentKeys returns the @keys of misclassifications.sql: the tools
-// whose definition in force at f.To declares neither idempotentHint nor
-// readOnlyHint true, as tenant, server and tool joined by newlines, and one
-// empty key that matches no tool (IN () is not valid SQL).
-func nonIdempotentKeys(ctx context.Context, db DB, f Filter) (clickhouse.GroupSet, error) {
-	versions, err := ToolVersions(ctx, db, f)
-	if err != nil {
-		return clickhouse.GroupSet{}, err
-	}
-	keys := []any{""}
-	for _, v := range versions {
-		if v.Current && !v.Idempotent() {
-			keys = append(keys, v.Tenant+"\n"+v.Server+"\n"+v.Tool)
-		}
-	}
-	return clickhouse.GroupSet{Value: keys}, nil
 }
 
 // evidence states the counts behind a row in one short sentence.

@@ -5,13 +5,16 @@
 -- Per (tool, category of the first call) it counts four populations of
 -- chains: retryable (declared or expected) and retried; not retryable
 -- (declared or expected) and retried with the same arguments; expected not
--- retryable and retried with the same arguments; and, for the tools in
--- @keys, retried after an ambiguous failure (UPSTREAM_TIMEOUT or
+-- retryable and retried with the same arguments; and, for the tools whose
+-- definition in force at to declares neither idempotentHint nor
+-- readOnlyHint true, retried after an ambiguous failure (UPSTREAM_TIMEOUT or
 -- UNAVAILABLE, which includes calls that got no answer: the tool may have
--- run). @keys holds the tools whose current definition declares neither
--- idempotentHint nor readOnlyHint true, as tenant, server and tool joined by
--- newlines (queries/misclassifications.go reads the definitions), and one
--- empty key, which matches no tool: IN () is not valid SQL. ARRAY JOIN
+-- run). The definition in force is the one of the tool's latest sighting
+-- before to (ties broken by hash, as queries/tool_changes.sql orders them);
+-- a tool never sighted has no known definition and is left out. The set is
+-- read in SQL, not bound: a fleet's tools could pass max_query_size. LIMIT 1
+-- BY picks the latest sighting: 18.16 rejected an aggregate function in a
+-- subquery inside this query's expressions ("Unknown identifier"). ARRAY JOIN
 -- unfolds the populations into one candidate row per kind, kept when the
 -- population has at least min_chains chains and passes the kind's test, in
 -- integers (10 * recovered < chains is a share below 10 %; 2 * recovered >=
@@ -40,7 +43,7 @@ FROM (
       ch.1 AS cat_,
       -- ch: (category, declared, expected, outcome (0 no_retry, 1 retry_then_fail,
       -- 2 retry_then_success), calls, args changed, first ts_ms); ni_: the
-      -- chain's tool is in @keys. The conditions
+      -- chain's tool declares neither hint. The conditions
       -- use bitAnd/bitOr, not AND/OR: modern servers evaluate AND/OR lazily,
       -- which made these aggregates three times slower on 26.7.
       toUInt64(countIf(bitAnd(bitOr(ch.2 = 1, ch.3 = 1), ch.4 != 0))) AS rr_chains,
@@ -58,7 +61,23 @@ FROM (
     FROM (
       SELECT
         tool AS tool_,
-        toUInt8(concat(toString(tenant), '\n', toString(server), '\n', toString(tool)) IN @keys) AS ni_,
+        toUInt8((toString(tenant), toString(server), toString(tool)) GLOBAL IN (
+          SELECT tenant_, server_, tool_
+          FROM (
+            SELECT
+              toString(tenant) AS tenant_,
+              toString(server) AS server_,
+              toString(tool) AS tool_,
+              definition_hash AS hash_
+            FROM tool_sightings FINAL
+            WHERE ts <= toDateTime(@to_s, 'UTC') AND ts_ms < @to_ms
+            ORDER BY tenant_, server_, tool_, ts_ms DESC, hash_ DESC
+            LIMIT 1 BY tenant_, server_, tool_
+          )
+          WHERE (tenant_, server_, tool_, hash_) GLOBAL NOT IN (
+            SELECT toString(tenant), toString(server), toString(tool), definition_hash
+            FROM tool_definitions FINAL
+            WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_,
         arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0,
         arrayMap(x -> x.1, c0) AS t0,
         arrayMap(x -> x.3, c0) AS id0,

@@ -321,6 +321,21 @@ func TestRetriedNonIdempotent(t *testing.T) {
 					Evidence: "1 chain retried after a timeout or no answer (1 retry), 1 recovered; the tool declares neither idempotentHint nor readOnlyHint, so a retry may repeat its effect"},
 			}
 			assertRows(t, got, want)
+			// A fleet whose tools would not fit in a query's text
+			// (max_query_size, 256 KiB by default): 12,000 more tools
+			// without hints change nothing.
+			var bulk pipeline.ToolRows
+			for i := range 12_000 {
+				tool := fmt.Sprintf("bulk_tool_with_a_long_descriptive_name_%05d", i)
+				bulk.Definitions = append(bulk.Definitions, toolDef("bulk-tenant", "bulk-server", tool, uint64(1e6+i), "", -1, -1))
+				bulk.Sightings = append(bulk.Sightings, sighting("bulk-tenant", "bulk-server", tool, uint64(1e6+i), -time.Hour))
+			}
+			e.InsertTools(t, bulk)
+			after, err := queries.Misclassifications(context.Background(), e.DB, f, time.Minute, 1)
+			if err != nil {
+				t.Fatalf("with 12,000 more tools: %v", err)
+			}
+			assertRows(t, after, all)
 			none, err := queries.Misclassifications(context.Background(), e.DB, f, time.Minute, 2)
 			if err != nil {
 				t.Fatal(err)
