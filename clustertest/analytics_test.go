@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,6 +198,35 @@ func TestAnalyticsMatchSingleNode(t *testing.T) {
 	t.Logf("inserted %d calls and %d replays into the cluster in %s", len(calls), len(replays), time.Since(start).Round(time.Millisecond))
 	insert(one.conn, calls)
 	insert(one.conn, replays)
+	// Definitions for the retried_non_idempotent kind, whose tool set the
+	// misclassifications query reads from the tool tables: update and login
+	// declare no hints, search is read-only, fetch changes from no hints to
+	// idempotent inside some ranges; each enters the cluster once.
+	var defs pipeline.ToolRows
+	hash := uint64(0)
+	for _, tenant := range []string{"acme", "globex", "initech"} {
+		for _, server := range []string{"kb", "crm"} {
+			for _, d := range []struct {
+				tool                 string
+				readOnly, idempotent int8
+				seen                 time.Duration
+			}{{"update", -1, -1, -time.Hour}, {"login", -1, 0, -time.Hour}, {"search", 1, -1, -time.Hour},
+				{"fetch", -1, -1, -time.Hour}, {"fetch", -1, 1, 90 * time.Minute}} {
+				hash++
+				at := t0.Add(d.seen)
+				defs.Definitions = append(defs.Definitions, pipeline.ToolDef{Tenant: tenant, Server: server, Tool: d.tool, Hash: hash,
+					ReadOnlyHint: d.readOnly, DestructiveHint: -1, IdempotentHint: d.idempotent, OpenWorldHint: -1,
+					Definition: `{"name":"` + d.tool + `"}`, IngestedMs: 1})
+				defs.Sightings = append(defs.Sightings, pipeline.ToolSighting{Time: at, TimeMs: at.UnixMilli(), Tenant: tenant,
+					Server: server, Tool: d.tool, DefinitionHash: hash, IngestedMs: 1})
+			}
+		}
+	}
+	for _, conn := range []driver.Conn{clustered.conn, one.conn} {
+		if err := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry())).WriteToolRows(ctx, &defs); err != nil {
+			t.Fatal(err)
+		}
+	}
 	syncReplicas(t, clustered.cfg.Database)
 	checkPlacement(t, clustered.cfg.Database, distinctCalls(calls, replays))
 
@@ -217,6 +247,11 @@ func TestAnalyticsMatchSingleNode(t *testing.T) {
 		got := answers(t, clustered.conn, c.f, c.window)
 		if o := want["overview"].(queries.Totals); o.Calls == 0 || o.Failures == 0 {
 			t.Fatalf("%s: the single server sees no calls or no failures (%+v); the test tests nothing", name, o)
+		}
+		if c.f.Tool == "" && !slices.ContainsFunc(want["misclassifications"].([]queries.Misclassification), func(m queries.Misclassification) bool {
+			return m.Kind == queries.KindRetriedNonIdempotent
+		}) {
+			t.Fatalf("%s: no retried_non_idempotent row on the single server; the definitions test nothing", name)
 		}
 		rows := 0
 		for k, w := range want {
