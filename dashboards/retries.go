@@ -21,7 +21,7 @@ const (
 // misclassifications that their outcomes reveal.
 func Retries() *dashboard.DashboardBuilder {
 	return newDashboard(RetriesUID, "mcplens / Retries & misclassification",
-		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, and the four misclassification kinds.").
+		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, and the five misclassification kinds.").
 		WithVariable(datasourceVariable()).
 		WithVariable(filterVariable("tenant", "Tenant", "Tenants to include (All: no filter).")).
 		WithVariable(filterVariable("server", "Server", "MCP servers to include (All: no filter).", "tenant")).
@@ -50,7 +50,7 @@ func Retries() *dashboard.DashboardBuilder {
 			Span(24)).
 		WithRow(row(retriesRowMisclass, "Misclassification")).
 		WithPanel(tablePanel(retriesMisclassified, "Misclassified retryables",
-			"retryable_never_recovers: retryable but fewer than 10 % of retried chains recover (stop advertising it as retryable). non_retryable_recovers: not retryable, yet at least half of the same-argument retries succeed (mark it retryable). retried_non_retryable: clients retry, unchanged, what cannot succeed (say so in the error). misflagged: isError contradicts the category. evidence_share is the recovered share, or the misflagged share of calls.",
+			"retryable_never_recovers: retryable but fewer than 10 % of retried chains recover (stop advertising it as retryable). non_retryable_recovers: not retryable, yet at least half of the same-argument retries succeed (mark it retryable). retried_non_retryable: clients retry, unchanged, what cannot succeed (say so in the error). retried_non_idempotent: clients retry after a timeout or no answer a tool whose definition declares neither idempotentHint nor readOnlyHint, so a retry may repeat its effect (make the tool idempotent, or declare it). misflagged: isError contradicts the category. evidence_share is the recovered share, or the misflagged share of calls.",
 			panelSQL("misclassifications")).
 			OverrideByName("tool_name", []dashboard.DynamicConfigValue{toolLinks()}).
 			OverrideByName("evidence_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)})).

@@ -8,9 +8,14 @@
 -- than 10 % recovered), non_retryable_recovers (declared or expected not
 -- retryable, same-argument retries, at least 50 % recovered),
 -- retried_non_retryable (expected not retryable, retried with the same
--- arguments) and misflagged (isError contradicts the category). A row needs
--- min_chains chains (misflagged: calls). evidence_share is the recovered share
--- of the chains, or for misflagged rows the misflagged share of the calls.
+-- arguments), retried_non_idempotent (first call UPSTREAM_TIMEOUT or
+-- UNAVAILABLE, retried, of a tool whose definition in force at the end of
+-- the range declares neither idempotentHint nor readOnlyHint; the tools are
+-- read from tool_sightings and tool_definitions as in
+-- queries/misclassifications.sql) and misflagged (isError contradicts the
+-- category). A row needs min_chains chains (misflagged: calls).
+-- evidence_share is the recovered share of the chains, or for misflagged rows
+-- the misflagged share of the calls.
 -- The misflagged rows come from the 5-minute rollup calls_5m_classes
 -- (docs/dashboards.md), each call counted once: distinct call ids merged per
 -- 5-minute bucket (which holds every copy of a call), the buckets' counts
@@ -53,10 +58,14 @@ FROM (
       toUInt64(countIf((ch.2 = 0 OR ch.3 = 0) AND ch.4 = 2 AND ch.6 = 0)) AS nr_ok,
       toUInt64(countIf(ch.3 = 0 AND ch.4 != 0 AND ch.6 = 0)) AS wr_chains,
       toUInt64(sumIf(ch.5, ch.3 = 0 AND ch.4 != 0 AND ch.6 = 0)) AS wr_calls,
-      toUInt64(countIf(ch.3 = 0 AND ch.4 = 2 AND ch.6 = 0)) AS wr_ok
+      toUInt64(countIf(ch.3 = 0 AND ch.4 = 2 AND ch.6 = 0)) AS wr_ok,
+      toUInt64(countIf(ni_ = 1 AND (ch.1 = 'UPSTREAM_TIMEOUT' OR ch.1 = 'UNAVAILABLE') AND ch.4 != 0)) AS ni_chains,
+      toUInt64(sumIf(ch.5, ni_ = 1 AND (ch.1 = 'UPSTREAM_TIMEOUT' OR ch.1 = 'UNAVAILABLE') AND ch.4 != 0)) AS ni_calls,
+      toUInt64(countIf(ni_ = 1 AND (ch.1 = 'UPSTREAM_TIMEOUT' OR ch.1 = 'UNAVAILABLE') AND ch.4 = 2)) AS ni_ok
     FROM (
       SELECT
         tool_,
+        ni_,
         arrayMap(x -> x.1, c0) AS t0,
         arrayMap(x -> x.3, c0) AS id0,
         -- c: the sequence without the extra copies of a re-ingested call (same
@@ -85,6 +94,23 @@ FROM (
       FROM (
         SELECT
           tool AS tool_,
+          toUInt8((toString(tenant), toString(server), toString(tool)) GLOBAL IN (
+            SELECT tenant_, server_, tool_
+            FROM (
+              SELECT
+                toString(tenant) AS tenant_,
+                toString(server) AS server_,
+                toString(tool) AS tool_,
+                definition_hash AS hash_
+              FROM tool_sightings FINAL
+              WHERE ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
+              ORDER BY tenant_, server_, tool_, ts_ms DESC, hash_ DESC
+              LIMIT 1 BY tenant_, server_, tool_
+            )
+            WHERE (tenant_, server_, tool_, hash_) GLOBAL NOT IN (
+              SELECT toString(tenant), toString(server), toString(tool), definition_hash
+              FROM tool_definitions FINAL
+              WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_,
           arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
         FROM calls
         WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
@@ -104,7 +130,8 @@ FROM (
   ARRAY JOIN [
     ('retryable_never_recovers', rr_chains, rr_calls, rr_ok, toUInt8(rr_chains >= ${min_chains} AND 10 * rr_ok < rr_chains)),
     ('non_retryable_recovers', nr_chains, nr_calls, nr_ok, toUInt8(nr_chains >= ${min_chains} AND 2 * nr_ok >= nr_chains)),
-    ('retried_non_retryable', wr_chains, wr_calls, wr_ok, toUInt8(wr_chains >= ${min_chains}))
+    ('retried_non_retryable', wr_chains, wr_calls, wr_ok, toUInt8(wr_chains >= ${min_chains})),
+    ('retried_non_idempotent', ni_chains, ni_calls, ni_ok, toUInt8(ni_chains >= ${min_chains}))
   ] AS k
   WHERE k.5 = 1
   UNION ALL
