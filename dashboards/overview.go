@@ -70,7 +70,7 @@ func Overview() *dashboard.DashboardBuilder {
 			Thresholds(thresholds("green", 1.0, "yellow", 50.0, "red")).
 			Links(linkList(dashboardLink("Retries & misclassification", RetriesUID)))).
 		WithPanel(statPanel(overviewMisclassified, "Misclassifications",
-			"Number of (kind, tool, category) findings where observed retry behaviour contradicts the declared or expected retryability, or isError contradicts the category (min_chains applies). Open Retries & misclassification for the list and evidence.",
+			"Number of (kind, tool, category) findings where observed retry behaviour contradicts the declared or expected retryability, retries after a timeout may have repeated a tool that does not declare itself idempotent, or isError contradicts the category (min_chains applies). Open Retries & misclassification for the list and evidence.",
 			panelSQL("misclassifications")).
 			Unit(units.Short).
 			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"count"}).Fields("/^calls_n$/").Values(false)).
