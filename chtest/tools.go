@@ -44,3 +44,55 @@ func (e *Engine) InsertToolRows(ctx context.Context, rows *pipeline.ToolRows) er
 	}
 	return nil
 }
+
+// AddToolVersion appends to rows one version of a tool's definition, with
+// its readOnlyHint and idempotentHint (-1 when the definition leaves one
+// out; the other hints are left out), and its sighting at seen.
+func AddToolVersion(rows *pipeline.ToolRows, tenant, server, tool string, hash uint64, readOnly, idempotent int8, seen time.Time) {
+	rows.Definitions = append(rows.Definitions, pipeline.ToolDef{Tenant: tenant, Server: server, Tool: tool, Hash: hash,
+		Title: tool, ReadOnlyHint: readOnly, DestructiveHint: -1, IdempotentHint: idempotent, OpenWorldHint: -1,
+		Definition: `{"name":"` + tool + `"}`, IngestedMs: 1})
+	rows.Sightings = append(rows.Sightings, pipeline.ToolSighting{Time: seen, TimeMs: seen.UnixMilli(),
+		Tenant: tenant, Server: server, Tool: tool, DefinitionHash: hash, IngestedMs: 1})
+}
+
+// FleetDefinitions are tool definitions for the random fleets of the
+// differential tests (tenants acme, globex and initech; servers kb and crm;
+// tools update, search, login and fetch), seen relative to start. On every
+// server of every tenant: update declares no hints (not idempotent), search
+// is read-only; login declares idempotentHint false on acme's servers and
+// has no definition elsewhere (hints unknown: never listed); fetch declares
+// no hints until start+90m, when a version that is idempotent replaces it.
+// nonIdempotent returns, for the end of a range, the (tenant, server, tool)s
+// whose definition then in force declares neither idempotentHint nor
+// readOnlyHint true.
+func FleetDefinitions(start time.Time) (rows pipeline.ToolRows, nonIdempotent func(to time.Time) map[[3]string]bool) {
+	tenants, servers := []string{"acme", "globex", "initech"}, []string{"kb", "crm"}
+	hash := uint64(0)
+	add := func(tenant, server, tool string, readOnly, idempotent int8, seen time.Duration) {
+		hash++
+		AddToolVersion(&rows, tenant, server, tool, hash, readOnly, idempotent, start.Add(seen))
+	}
+	for _, tenant := range tenants {
+		for _, server := range servers {
+			add(tenant, server, "update", -1, -1, -2*time.Hour)
+			add(tenant, server, "search", 1, -1, -2*time.Hour)
+			if tenant == "acme" {
+				add(tenant, server, "login", -1, 0, -2*time.Hour)
+			}
+			add(tenant, server, "fetch", -1, -1, -2*time.Hour)
+			add(tenant, server, "fetch", -1, 1, 90*time.Minute)
+		}
+	}
+	return rows, func(to time.Time) map[[3]string]bool {
+		out := map[[3]string]bool{}
+		for _, tenant := range tenants {
+			for _, server := range servers {
+				out[[3]string{tenant, server, "update"}] = true
+				out[[3]string{tenant, server, "login"}] = tenant == "acme"
+				out[[3]string{tenant, server, "fetch"}] = !to.After(start.Add(90 * time.Minute))
+			}
+		}
+		return out
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcplens/mcplens/chconn"
+	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/queries"
@@ -199,29 +200,9 @@ func TestAnalyticsMatchSingleNode(t *testing.T) {
 	insert(one.conn, calls)
 	insert(one.conn, replays)
 	// Definitions for the retried_non_idempotent kind, whose tool set the
-	// misclassifications query reads from the tool tables: update and login
-	// declare no hints, search is read-only, fetch changes from no hints to
-	// idempotent inside some ranges; each enters the cluster once.
-	var defs pipeline.ToolRows
-	hash := uint64(0)
-	for _, tenant := range []string{"acme", "globex", "initech"} {
-		for _, server := range []string{"kb", "crm"} {
-			for _, d := range []struct {
-				tool                 string
-				readOnly, idempotent int8
-				seen                 time.Duration
-			}{{"update", -1, -1, -time.Hour}, {"login", -1, 0, -time.Hour}, {"search", 1, -1, -time.Hour},
-				{"fetch", -1, -1, -time.Hour}, {"fetch", -1, 1, 90 * time.Minute}} {
-				hash++
-				at := t0.Add(d.seen)
-				defs.Definitions = append(defs.Definitions, pipeline.ToolDef{Tenant: tenant, Server: server, Tool: d.tool, Hash: hash,
-					ReadOnlyHint: d.readOnly, DestructiveHint: -1, IdempotentHint: d.idempotent, OpenWorldHint: -1,
-					Definition: `{"name":"` + d.tool + `"}`, IngestedMs: 1})
-				defs.Sightings = append(defs.Sightings, pipeline.ToolSighting{Time: at, TimeMs: at.UnixMilli(), Tenant: tenant,
-					Server: server, Tool: d.tool, DefinitionHash: hash, IngestedMs: 1})
-			}
-		}
-	}
+	// misclassifications query reads from the tool tables; each enters the
+	// cluster once.
+	defs, _ := chtest.FleetDefinitions(t0)
 	for _, conn := range []driver.Conn{clustered.conn, one.conn} {
 		if err := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry())).WriteToolRows(ctx, &defs); err != nil {
 			t.Fatal(err)

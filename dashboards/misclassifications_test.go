@@ -29,18 +29,11 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 		chains("create_same", 5, 0, classify.InvalidArgument, "", true),
 	)
 	var defs pipeline.ToolRows
-	define := func(tool string, hash uint64, readOnly, idempotent int8, seen time.Time) {
-		defs.Definitions = append(defs.Definitions, pipeline.ToolDef{Tenant: "acme", Server: "kb", Tool: tool, Hash: hash,
-			ReadOnlyHint: readOnly, DestructiveHint: -1, IdempotentHint: idempotent, OpenWorldHint: -1,
-			Definition: `{"name":"` + tool + `"}`, IngestedMs: 1})
-		defs.Sightings = append(defs.Sightings, pipeline.ToolSighting{Time: seen, TimeMs: seen.UnixMilli(),
-			Tenant: "acme", Server: "kb", Tool: tool, DefinitionHash: hash, IngestedMs: 1})
-	}
 	r := macroRange{from: now.Add(-24 * hr), to: now.Add(-30 * minute), interval: 5 * minute}
-	define("refund", 1, -1, -1, now.Add(-40*hr))
-	define("get_invoice", 2, 1, -1, now.Add(-40*hr))
-	define("rebuild", 3, -1, -1, now.Add(-40*hr))
-	define("rebuild", 4, -1, 1, now.Add(-10*minute)) // after the range's end
+	chtest.AddToolVersion(&defs, "acme", "kb", "refund", 1, -1, -1, now.Add(-40*hr))
+	chtest.AddToolVersion(&defs, "acme", "kb", "get_invoice", 2, 1, -1, now.Add(-40*hr))
+	chtest.AddToolVersion(&defs, "acme", "kb", "rebuild", 3, -1, -1, now.Add(-40*hr))
+	chtest.AddToolVersion(&defs, "acme", "kb", "rebuild", 4, -1, 1, now.Add(-10*minute)) // after the range's end
 	var target *panelTarget
 	for _, tg := range panelTargets(t, "refund") {
 		if tg.file == "misclassifications" {

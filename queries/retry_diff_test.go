@@ -120,45 +120,6 @@ func genTraffic(seed uint64, sessions int, start time.Time, span time.Duration) 
 	return calls, replays
 }
 
-// genDefinitions returns tool definitions for genTraffic's tools and, for
-// the end of a range, the (tenant, server, tool)s whose definition then in
-// force declares neither idempotentHint nor readOnlyHint true. On every
-// server of every tenant: update declares no hints (not idempotent), search
-// is read-only; login declares idempotentHint false on acme's servers and
-// has no definition elsewhere (hints unknown: never listed); fetch declares
-// no hints until t0+90m, when a version that is idempotent replaces it.
-func genDefinitions() (pipeline.ToolRows, func(to time.Time) map[[3]string]bool) {
-	var rows pipeline.ToolRows
-	hash := uint64(0)
-	add := func(tenant, server, tool string, readOnly, idempotent int8, seen time.Duration) {
-		hash++
-		rows.Definitions = append(rows.Definitions, toolDef(tenant, server, tool, hash, "", readOnly, idempotent))
-		rows.Sightings = append(rows.Sightings, sighting(tenant, server, tool, hash, seen))
-	}
-	for _, tenant := range []string{"acme", "globex", "initech"} {
-		for _, server := range []string{"kb", "crm"} {
-			add(tenant, server, "update", -1, -1, -2*time.Hour)
-			add(tenant, server, "search", 1, -1, -2*time.Hour)
-			if tenant == "acme" {
-				add(tenant, server, "login", -1, 0, -2*time.Hour)
-			}
-			add(tenant, server, "fetch", -1, -1, -2*time.Hour)
-			add(tenant, server, "fetch", -1, 1, 90*time.Minute)
-		}
-	}
-	return rows, func(to time.Time) map[[3]string]bool {
-		out := map[[3]string]bool{}
-		for _, tenant := range []string{"acme", "globex", "initech"} {
-			for _, server := range []string{"kb", "crm"} {
-				out[[3]string{tenant, server, "update"}] = true
-				out[[3]string{tenant, server, "login"}] = tenant == "acme"
-				out[[3]string{tenant, server, "fetch"}] = !to.After(t0.Add(90 * time.Minute))
-			}
-		}
-		return out
-	}
-}
-
 // TestRetryAnalyticsMatchReference runs the three queries on random traffic
 // on every engine and compares them, row for row, with the reference
 // implementation, over ranges, filters, windows and minimums chosen so that
@@ -186,7 +147,7 @@ func TestRetryAnalyticsMatchReference(t *testing.T) {
 		recalls  []queries.Recall
 		mis      []queries.Misclassification
 	}
-	defs, nonIdempotent := genDefinitions()
+	defs, nonIdempotent := chtest.FleetDefinitions(t0)
 	want := make([]answers, len(cases))
 	rows, risky := 0, 0
 	for i, c := range cases {
