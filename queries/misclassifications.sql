@@ -1,7 +1,8 @@
 -- Misclassified retryables (docs/analytics.md, "Misclassified retryables"):
 -- per tool and category, the classifications that the retry chains started
 -- in [from, to) contradict, and the calls flagged misflagged. The innermost
--- query cuts chains exactly as retry_outcomes.sql does (see its comments).
+-- query cuts chains exactly as retry_outcomes.sql does, collecting only the
+-- groups with a failure (see its comments).
 -- Per (tool, category of the first call) it counts four populations of
 -- chains: retryable (declared or expected) and retried; not retryable
 -- (declared or expected) and retried with the same arguments; expected not
@@ -110,6 +111,19 @@ FROM (
         AND (@all_tenants = 1 OR has(@tenants, tenant))
         AND (@server = '' OR server = @server)
         AND (@tool = '' OR tool = @tool)
+        -- Only the groups with a failure: their hashes first, from the failed
+        -- calls alone (see the header).
+        AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+          SELECT cityHash64(tenant, server, session_key, tool)
+          FROM calls
+          WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+            AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+            AND continuation = 0
+            AND is_failure = 1
+            AND (@tenant = '' OR tenant = @tenant)
+            AND (@all_tenants = 1 OR has(@tenants, tenant))
+            AND (@server = '' OR server = @server)
+            AND (@tool = '' OR tool = @tool))
       GROUP BY tenant, server, session_key, tool
       HAVING max(is_failure) = 1
     )

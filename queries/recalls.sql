@@ -5,7 +5,8 @@
 -- again. Sequences are built as in retry_outcomes.sql: calls of one (tenant,
 -- server, session_key, tool), continuations left out, ordered by (ts_ms,
 -- request_id, call_id), duplicate copies dropped by the array step, without
--- FINAL (see retry_outcomes.sql). Reads [from, to + window), so that a
+-- FINAL, and only the groups with a failure collected (see
+-- retry_outcomes.sql). Reads [from, to + window), so that a
 -- failure near the end of the range still has its next call. Relies on the
 -- daily partitions for the time filter and on the (tenant, server, tool)
 -- prefix of the sort key for the filters.
@@ -41,6 +42,19 @@ FROM (
     AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)
     AND (@tool = '' OR tool = @tool)
+    -- Only the groups with a failure: their hashes first, from the failed
+    -- calls alone (see the header).
+    AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+      SELECT cityHash64(tenant, server, session_key, tool)
+      FROM calls
+      WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+        AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+        AND continuation = 0
+        AND is_failure = 1
+        AND (@tenant = '' OR tenant = @tenant)
+        AND (@all_tenants = 1 OR has(@tenants, tenant))
+        AND (@server = '' OR server = @server)
+        AND (@tool = '' OR tool = @tool))
   GROUP BY tenant, server, session_key, tool
   HAVING max(is_failure) = 1
 )
