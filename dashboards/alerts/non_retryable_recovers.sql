@@ -75,6 +75,13 @@ FROM (
       FROM calls
       WHERE ts >= $__fromTime - 60 AND ts <= $__toTime
         AND continuation = 0
+        -- Only the groups with a failure (queries/retry_outcomes.sql).
+        AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+          SELECT cityHash64(tenant, server, session_key, tool)
+          FROM calls
+          WHERE ts >= $__fromTime - 60 AND ts <= $__toTime
+            AND continuation = 0
+            AND is_failure = 1)
       GROUP BY tenant, server, session_key, tool
       HAVING max(is_failure) = 1
     )

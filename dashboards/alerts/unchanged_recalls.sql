@@ -49,6 +49,13 @@ FROM (
       FROM calls
       WHERE $__timeFilter(ts)
         AND continuation = 0
+        -- Only the groups with a failure (queries/retry_outcomes.sql).
+        AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+          SELECT cityHash64(tenant, server, session_key, tool)
+          FROM calls
+          WHERE $__timeFilter(ts)
+            AND continuation = 0
+            AND is_failure = 1)
       GROUP BY tenant, server, session_key, tool
       HAVING max(is_failure) = 1
     )

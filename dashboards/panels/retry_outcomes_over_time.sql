@@ -52,6 +52,18 @@ FROM (
       AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
       AND $__conditionalAll(server IN (${server:singlequote}), $server)
       AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      -- Only the groups with a failure (queries/retry_outcomes.sql).
+      AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+        SELECT cityHash64(tenant, server, session_key, tool)
+        FROM calls
+        WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
+          AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
+          AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
+          AND continuation = 0
+          AND is_failure = 1
+          AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+          AND $__conditionalAll(server IN (${server:singlequote}), $server)
+          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
     GROUP BY tenant, server, session_key, tool
     HAVING max(is_failure) = 1
   )
