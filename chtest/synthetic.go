@@ -38,19 +38,41 @@ func BenchCalls(tb testing.TB, def int64) int64 {
 	return n
 }
 
+// BenchFailedPercent returns the percentage of failed calls a scale
+// benchmark generates: MCPLENS_BENCH_FAILED_PCT, else def; 1 to 15.
+func BenchFailedPercent(tb testing.TB, def int) int {
+	v := os.Getenv("MCPLENS_BENCH_FAILED_PCT")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxFailedPercent {
+		tb.Fatalf("MCPLENS_BENCH_FAILED_PCT=%q: want a whole percentage from 1 to %d", v, MaxFailedPercent)
+	}
+	return n
+}
+
+// MaxFailedPercent is the failed share of Synthetic's full mix of calls.
+const MaxFailedPercent = 15
+
 // Synthetic fills e's calls table with n synthetic calls spread over span
 // and ending at end, generated inside the engine (synthetic/calls.sql:
-// sessions of 25 calls 4 s apart, 20 tenants, 7 servers, 12 tools, 15 %
-// failures); then ingests 1 % of them again, half of that reclassified
+// sessions of 25 calls 4 s apart, 20 tenants, 7 servers, 12 tools, about
+// failedPct % of them failed, 1 to MaxFailedPercent; the failures left out
+// of the full mix are OK calls instead); then ingests 1 % of them again, half of that reclassified
 // (synthetic/replays.sql), so that queries pay for counting a re-ingested
 // call once; then captures a definition of every tool, half of them without
 // hints (synthetic/definitions.sql, synthetic/sightings.sql); then waits, at most 5 minutes, until the engine runs no merge
 // in the database, so that the merges of millions of fresh rows do not
 // slow the first queries timed. The scale benchmarks of queries/ and
 // dashboards/ share it.
-func Synthetic(ctx context.Context, e *Engine, n int64, end time.Time, span time.Duration) error {
+func Synthetic(ctx context.Context, e *Engine, n int64, failedPct int, end time.Time, span time.Duration) error {
+	if failedPct < 1 || failedPct > MaxFailedPercent {
+		return fmt.Errorf("%s: %d %% of calls failed: want 1 to %d", e.Name, failedPct, MaxFailedPercent)
+	}
 	err := e.DB.Exec(ctx, syntheticCallsSQL,
 		clickhouse.Named("n", n), clickhouse.Named("sessions", (n+24)/25),
+		clickhouse.Named("kept_failures_pct", failedPct*100/MaxFailedPercent),
 		clickhouse.Named("end_ms", end.UnixMilli()), clickhouse.Named("span_ms", span.Milliseconds()))
 	if err != nil {
 		return fmt.Errorf("%s: generate %d calls: %w", e.Name, n, err)

@@ -18,7 +18,7 @@ import (
 // BenchmarkPanels runs every ClickHouse panel query of the generated
 // dashboards, as Grafana sends it, on synthetic calls spread over 7 days
 // (MCPLENS_BENCH_CALLS, default 20,000: a smoke size; BENCHMARKS.md uses
-// 10,000,000), on every engine, for a 24 h window (automatic interval 1 m,
+// 10,000,000; MCPLENS_BENCH_FAILED_PCT of them failed, default 15), on every engine, for a 24 h window (automatic interval 1 m,
 // what Grafana picks for 24 h on a dashboard-wide panel) and a 7 d window
 // (10 m). Every filter is at All; a single-value tool variable (the
 // drilldown) is tool1. The data is chtest.Synthetic's, as in
@@ -31,6 +31,7 @@ import (
 //	MCPLENS_BENCH_CALLS=10000000 go test -run '^$' -bench BenchmarkPanels -benchtime 1x -count 3 -timeout 3h ./dashboards
 func BenchmarkPanels(b *testing.B) {
 	n := chtest.BenchCalls(b, 20_000)
+	failed := chtest.BenchFailedPercent(b, chtest.MaxFailedPercent)
 	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	span := 7 * 24 * time.Hour
 	windows := []struct {
@@ -43,7 +44,7 @@ func BenchmarkPanels(b *testing.B) {
 	targets := panelTargets(b, "tool1")
 	ctx := context.Background()
 	for _, e := range chtest.Engines(b) {
-		if err := chtest.Synthetic(ctx, e, n, end, span); err != nil {
+		if err := chtest.Synthetic(ctx, e, n, failed, end, span); err != nil {
 			b.Fatal(err)
 		}
 		for _, w := range windows {

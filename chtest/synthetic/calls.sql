@@ -3,6 +3,9 @@
 -- @span_ms before @end_ms; 20 tenants, 7 servers, 12 tools; about 70 % OK,
 -- 15 % EMPTY_RESULT and 15 % failures over six categories, with retries
 -- (a failed call's session repeats the tool) and two argument keys per call.
+-- @kept_failures_pct of the failures stay failures (100: 15 % of the calls
+-- failed); the others become OK calls, everything about them derived from
+-- their new class as for any OK call: a healthier fleet.
 INSERT INTO calls (ts, ts_ms, duration_ms, tenant, server, tool, session_id, session_key,
   trace_id, request_id, call_id, client, protocol_version, source, side,
   args_json, args_hash, arg_keys, arg_values,
@@ -31,7 +34,8 @@ SELECT
   'default' AS class_source_, '' AS class_rule_, '' AS error_code_, toUInt8(c >= 70 AND c < 72) AS misflagged_,
   toInt64(0) AS retry_after_ms_, toUInt8(0) AS continuation_, 'bench' AS taxonomy_version_, toInt64(1) AS ingested_ms_
 FROM (
-  SELECT number, intDiv(number, 25) AS s, cityHash64(number, 7) AS h, h % 100 AS c,
+  SELECT number, intDiv(number, 25) AS s, cityHash64(number, 7) AS h,
+         if(h % 100 >= 85 AND intDiv(h, 100) % 100 >= @kept_failures_pct, h % 100 - 85, h % 100) AS c,
          @end_ms - @span_ms + intDiv(s * @span_ms, @sessions) + (number % 25) * 4000 AS t
   FROM numbers(@n)
 )
