@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"testing"
@@ -27,27 +28,29 @@ var syntheticSightingsSQL string
 // BenchCalls returns the number of synthetic calls a scale benchmark
 // generates: MCPLENS_BENCH_CALLS, else def.
 func BenchCalls(tb testing.TB, def int64) int64 {
-	v := os.Getenv("MCPLENS_BENCH_CALLS")
-	if v == "" {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1 {
-		tb.Fatalf("MCPLENS_BENCH_CALLS=%q: want a positive number of calls", v)
-	}
-	return n
+	return benchSetting(tb, "MCPLENS_BENCH_CALLS", def, 1, math.MaxInt64)
 }
 
 // BenchFailedPercent returns the percentage of failed calls a scale
 // benchmark generates: MCPLENS_BENCH_FAILED_PCT, else def; 1 to 15.
 func BenchFailedPercent(tb testing.TB, def int) int {
-	v := os.Getenv("MCPLENS_BENCH_FAILED_PCT")
+	return int(benchSetting(tb, "MCPLENS_BENCH_FAILED_PCT", int64(def), 1, MaxFailedPercent))
+}
+
+// benchSetting reads the whole number in the environment variable name,
+// def when it is unset; a value outside [lo, hi] fails the benchmark.
+func benchSetting(tb testing.TB, name string, def, lo, hi int64) int64 {
+	v := os.Getenv(name)
 	if v == "" {
 		return def
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > MaxFailedPercent {
-		tb.Fatalf("MCPLENS_BENCH_FAILED_PCT=%q: want a whole percentage from 1 to %d", v, MaxFailedPercent)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		want := fmt.Sprintf("from %d to %d", lo, hi)
+		if hi == math.MaxInt64 {
+			want = fmt.Sprintf("of at least %d", lo)
+		}
+		tb.Fatalf("%s=%q: want a whole number %s", name, v, want)
 	}
 	return n
 }
