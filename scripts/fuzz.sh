@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t="${1:-5s}"
-log=/tmp/mcplens-fuzz.log
+log=$(mktemp /tmp/mcplens-fuzz.XXXXXX) # a run's own: two runs at once do not share it
+trap 'rm -f "$log"' EXIT
 
 # corpus lists the files of a target's corpus directory, to tell whether a
 # run wrote a reproducer.
