@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -48,6 +49,74 @@ func BenchmarkProcessorLine(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// stdlibCapture is a capture line as a program without mcplens would read
+// it with encoding/json: the envelope, the request's name and arguments,
+// and the response's result or error, nothing canonicalized, hashed,
+// redacted or classified.
+type stdlibCapture struct {
+	Time            string  `json:"time"`
+	DurationMs      float64 `json:"duration_ms"`
+	Tenant          string  `json:"tenant"`
+	Server          string  `json:"server"`
+	SessionID       string  `json:"session_id"`
+	Client          string  `json:"client"`
+	ProtocolVersion string  `json:"protocol_version"`
+	Request         struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string `json:"name"`
+			Arguments any    `json:"arguments"`
+		} `json:"params"`
+	} `json:"request"`
+	Response struct {
+		ID     json.RawMessage `json:"id"`
+		Result *struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent any  `json:"structuredContent"`
+			IsError           bool `json:"isError"`
+		} `json:"result"`
+		Error *struct {
+			Code    int64           `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	} `json:"response"`
+}
+
+// BenchmarkProcessorLineVsStdlib times, call by call in turn over the
+// generator's mix, Processor.Line (decode, normalize, classify) and a
+// plain encoding/json.Unmarshal of the same line into stdlibCapture: the
+// ratio says what the pipeline costs in units of the standard library's
+// parse alone on the machine at hand, which absolute nanoseconds on a
+// shared 2-core VM do not (BENCHMARKS.md, Pipeline stages).
+func BenchmarkProcessorLineVsStdlib(b *testing.B) {
+	lines := generatedLines(b, 5000)
+	p := &pipeline.Processor{Classifier: classify.Default()}
+	var ours, std time.Duration
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		line := lines[i%len(lines)]
+		t0 := time.Now()
+		if _, err := p.Line(line); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		var c stdlibCapture
+		if err := json.Unmarshal(line, &c); err != nil {
+			b.Fatal(err)
+		}
+		std += time.Since(t1)
+		ours += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "pipeline-ns/call")
+	b.ReportMetric(float64(std.Nanoseconds())/float64(b.N), "json-ns/call")
+	b.ReportMetric(float64(ours)/float64(std), "pipeline/json")
 }
 
 // BenchmarkProcessorReadNDJSON is what the POST /v1/calls handler does with
