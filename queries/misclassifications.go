@@ -1,14 +1,19 @@
 package queries
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-var misclassificationsSQL = mustSQL("misclassifications.sql")
+var (
+	misclassificationsSQL = mustSQL("misclassifications.sql")
+	misflaggedSQL         = mustSQL("misflagged.sql")
+)
 
 // The kinds of Misclassification (docs/analytics.md, "Misclassified
 // retryables").
@@ -66,16 +71,42 @@ type Misclassification struct {
 // retried_non_idempotent the tools' hints come from the definition in force
 // at f.To (as in ToolVersions); tools without a known definition are left
 // out, since their hints are unknown.
+//
+// The chain kinds and the misflagged kind are two queries, run at the same
+// time on db (which must be safe for concurrent use, as driver.Conn is);
+// each reads the data as it is when it starts, so rows added in between may
+// count in one kind and not yet in the other. An error of either is
+// returned, and cancels the other.
 func Misclassifications(ctx context.Context, db DB, f Filter, window time.Duration, minChains int64) ([]Misclassification, error) {
 	args, err := chainArgs(f, window, 1, ChainHorizon)
 	if err != nil {
 		return nil, fmt.Errorf("misclassifications: %w", err)
 	}
 	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)))
+	// The first error cancels the other query and is the one returned.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var flagged []Misclassification
+	done := make(chan error, 1)
+	go func() {
+		err := db.Select(ctx, &flagged, misflaggedSQL, args...)
+		if err != nil {
+			cancel(fmt.Errorf("misflagged: %w", err))
+		}
+		done <- err
+	}()
 	var rows []Misclassification
-	if err := db.Select(ctx, &rows, misclassificationsSQL, args...); err != nil {
-		return nil, fmt.Errorf("misclassifications: %w", err)
+	err = db.Select(ctx, &rows, misclassificationsSQL, args...)
+	if err != nil {
+		cancel(err)
 	}
+	if errFlagged := <-done; err != nil || errFlagged != nil {
+		return nil, fmt.Errorf("misclassifications: %w", context.Cause(ctx))
+	}
+	rows = append(rows, flagged...)
+	slices.SortFunc(rows, func(a, b Misclassification) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
+	})
 	for i := range rows {
 		rows[i].Evidence = rows[i].evidence()
 	}

@@ -1,8 +1,11 @@
 -- Misclassified retryables (docs/analytics.md, "Misclassified retryables"):
 -- per tool and category, the classifications that the retry chains started
--- in [from, to) contradict, and the calls flagged misflagged. The innermost
--- query cuts chains exactly as retry_outcomes.sql does, collecting only the
--- groups with a failure (see its comments).
+-- in [from, to) contradict. The calls flagged misflagged are the fifth kind,
+-- asked in misflagged.sql: queries.Misclassifications runs the two side by
+-- side, which 18.16 answers 1.15-1.3x sooner than one UNION ALL of both
+-- (BENCHMARKS.md, eleventh round). The innermost query cuts chains exactly
+-- as retry_outcomes.sql does, collecting only the groups with a failure (see
+-- its comments).
 -- Per (tool, category of the first call) it counts four populations of
 -- chains: retryable (declared or expected) and retried; not retryable
 -- (declared or expected) and retried with the same arguments; expected not
@@ -21,13 +24,10 @@
 -- integers (10 * recovered < chains is a share below 10 %; 2 * recovered >=
 -- chains is at least 50 %). One scan for the four: the fourth had its own
 -- until the eighth round, a second pass over the chains (BENCHMARKS.md).
--- The misflagged rows count calls in [from, to), continuations included, per
--- the call's own tool and category, and need min_chains misflagged calls.
 -- A call ingested more than once counts once, as its latest ingest, without
--- FINAL: the chains drop copies in the array step (see retry_outcomes.sql),
--- the misflagged counts subtract the copies a later ingest replaced (see
--- overview.sql). Relies on the daily partitions for the time filter
--- and on the (tenant, server, tool) prefix of the sort key for the filters.
+-- FINAL: the chains drop copies in the array step (see retry_outcomes.sql).
+-- Relies on the daily partitions for the time filter and on the (tenant,
+-- server, tool) prefix of the sort key for the filters.
 SELECT kind, tool, category, chains, calls, recovered, total
 FROM (
   SELECT
@@ -137,58 +137,5 @@ FROM (
     ('retried_non_idempotent', ni_chains, ni_calls, ni_ok, toUInt8(ni_chains >= @min_chains))
   ] AS k
   WHERE k.5 = 1
-  UNION ALL
-  SELECT
-    'misflagged' AS kind,
-    tool_m,
-    category_m,
-    toUInt64(0) AS chains,
-    toUInt64(sum(mf)) AS calls_m,
-    toUInt64(0) AS recovered,
-    toUInt64(sum(n)) AS total
-  FROM (
-    SELECT
-      CAST(tool AS String) AS tool_m,
-      CAST(category AS String) AS category_m,
-      toInt64(sum(misflagged)) AS mf,
-      toInt64(count()) AS n
-    FROM calls
-    WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
-      AND ts_ms >= @from_ms AND ts_ms < @to_ms
-      AND (@tenant = '' OR tenant = @tenant)
-      AND (@all_tenants = 1 OR has(@tenants, tenant))
-      AND (@server = '' OR server = @server)
-      AND (@tool = '' OR tool = @tool)
-    GROUP BY tool, category
-    UNION ALL
-    SELECT tool_m, s.2, -toInt64(s.3), toInt64(-1)
-    FROM (
-      SELECT
-        CAST(tool AS String) AS tool_m,
-        arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, CAST(category AS String), misflagged)))) AS stale
-      FROM calls
-      WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
-        AND ts_ms >= @from_ms AND ts_ms < @to_ms
-        AND (@tenant = '' OR tenant = @tenant)
-        AND (@all_tenants = 1 OR has(@tenants, tenant))
-        AND (@server = '' OR server = @server)
-        AND (@tool = '' OR tool = @tool)
-        AND call_id GLOBAL IN (
-          SELECT call_id
-          FROM calls
-          WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
-            AND ts_ms >= @from_ms AND ts_ms < @to_ms
-            AND (@tenant = '' OR tenant = @tenant)
-            AND (@all_tenants = 1 OR has(@tenants, tenant))
-            AND (@server = '' OR server = @server)
-            AND (@tool = '' OR tool = @tool)
-          GROUP BY call_id
-          HAVING count() > 1)
-      GROUP BY tenant, server, tool, session_key, ts_ms, call_id
-    )
-    ARRAY JOIN stale AS s
-  )
-  GROUP BY tool_m, category_m
-  HAVING calls_m >= @min_chains
 )
 ORDER BY kind, tool, category

@@ -1,5 +1,6 @@
 // Package queries holds the analytic SQL of mcplens, one embedded .sql file
-// per question, and one typed Go function per file. Values are always bound
+// per question, and the typed Go functions that run them (one per API
+// answer, which may ask more than one file). Values are always bound
 // (clickhouse-go's client-side @name binding, which ClickHouse 18.16 and
 // modern servers both accept); every file runs unchanged on both.
 package queries
@@ -27,7 +28,8 @@ func mustSQL(name string) string {
 }
 
 // DB runs a query and scans rows into a slice of structs by `ch` tags:
-// clickhouse-go's driver.Conn, or the in-process engine in tests.
+// clickhouse-go's driver.Conn, or the in-process engine in tests. It must be
+// safe for concurrent use: Misclassifications runs two queries at once.
 type DB interface {
 	Select(ctx context.Context, dest any, query string, args ...any) error
 }

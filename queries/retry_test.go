@@ -2,8 +2,10 @@ package queries_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -304,6 +306,42 @@ func TestMisclassificationThresholds(t *testing.T) {
 			assertRows(t, got, want)
 			if got := refMisclassifications(fx, f, queries.DefaultRetryWindow, 4, nil); !equalRows(got, want) {
 				t.Errorf("reference implementation disagrees with the hand-made answer\n got %s\nwant %s", dump(got), dump(want))
+			}
+		})
+	}
+}
+
+// halfFailingDB fails the query whose text holds fail at once, and holds
+// every other query until its context is cancelled.
+type halfFailingDB struct{ fail string }
+
+var errHalf = errors.New("half failed")
+
+func (d halfFailingDB) Select(ctx context.Context, _ any, query string, _ ...any) error {
+	if strings.Contains(query, d.fail) {
+		return errHalf
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestMisclassificationsReturnsTheFirstErrorOfItsTwoQueries runs each of the
+// two queries failing while the other waits: the failure must cancel the
+// waiting one and be the error returned, with the query named.
+func TestMisclassificationsReturnsTheFirstErrorOfItsTwoQueries(t *testing.T) {
+	for _, tc := range []struct{ name, fail, want string }{
+		{"chains", "retryable_never_recovers", "misclassifications: half failed"},
+		{"misflagged", "'misflagged' AS kind", "misclassifications: misflagged: half failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := queries.Misclassifications(ctx, halfFailingDB{tc.fail}, retryRange, queries.DefaultRetryWindow, 1)
+			if !errors.Is(err, errHalf) || err.Error() != tc.want {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("the waiting query was not cancelled: the call returned at the test's timeout")
 			}
 		})
 	}

@@ -1,0 +1,71 @@
+-- Misflagged calls (docs/analytics.md, "Misclassified retryables", the kind
+-- misflagged): per tool and category, the calls in [from, to), continuations
+-- included, whose isError flag contradicts their category, kept when there
+-- are at least min_chains of them; total is every call of that tool and
+-- category in the range. The rows have the columns of misclassifications.sql
+-- (chains and recovered are 0), which queries.Misclassifications runs beside
+-- this file.
+-- A call ingested more than once counts once, as its latest ingest, under
+-- its own tool and category, without FINAL: every row is counted, and the
+-- copies a later ingest replaced are subtracted (see overview.sql): the
+-- calls whose call_id occurs more than once are grouped by the whole sort
+-- key, and every copy but the latest (by ingested_ms) counts -1 under the
+-- category it was stored with. Relies on the daily partitions for the time
+-- filter and on the (tenant, server, tool) prefix of the sort key for the
+-- filters.
+SELECT kind, tool, category, chains, calls, recovered, total
+FROM (
+  SELECT
+    'misflagged' AS kind,
+    tool_m AS tool,
+    category_m AS category,
+    toUInt64(0) AS chains,
+    toUInt64(sum(mf)) AS calls,
+    toUInt64(0) AS recovered,
+    toUInt64(sum(n)) AS total
+  FROM (
+    SELECT
+      CAST(tool AS String) AS tool_m,
+      CAST(category AS String) AS category_m,
+      toInt64(sum(misflagged)) AS mf,
+      toInt64(count()) AS n
+    FROM calls
+    WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+      AND ts_ms >= @from_ms AND ts_ms < @to_ms
+      AND (@tenant = '' OR tenant = @tenant)
+      AND (@all_tenants = 1 OR has(@tenants, tenant))
+      AND (@server = '' OR server = @server)
+      AND (@tool = '' OR tool = @tool)
+    GROUP BY tool, category
+    UNION ALL
+    SELECT tool_m, s.2, -toInt64(s.3), toInt64(-1)
+    FROM (
+      SELECT
+        CAST(tool AS String) AS tool_m,
+        arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, CAST(category AS String), misflagged)))) AS stale
+      FROM calls
+      WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+        AND ts_ms >= @from_ms AND ts_ms < @to_ms
+        AND (@tenant = '' OR tenant = @tenant)
+        AND (@all_tenants = 1 OR has(@tenants, tenant))
+        AND (@server = '' OR server = @server)
+        AND (@tool = '' OR tool = @tool)
+        AND call_id GLOBAL IN (
+          SELECT call_id
+          FROM calls
+          WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+            AND ts_ms >= @from_ms AND ts_ms < @to_ms
+            AND (@tenant = '' OR tenant = @tenant)
+            AND (@all_tenants = 1 OR has(@tenants, tenant))
+            AND (@server = '' OR server = @server)
+            AND (@tool = '' OR tool = @tool)
+          GROUP BY call_id
+          HAVING count() > 1)
+      GROUP BY tenant, server, tool, session_key, ts_ms, call_id
+    )
+    ARRAY JOIN stale AS s
+  )
+  GROUP BY tool_m, category_m
+  HAVING calls >= @min_chains
+)
+ORDER BY tool, category
