@@ -61,7 +61,7 @@ type Config struct {
 	MaxSeries int
 	// MaxPairs caps the (tenant, server) pairs whose retry chains, re-calls
 	// and misclassifications are computed, busiest first [50]: each pair
-	// costs three queries per refresh.
+	// costs four queries per refresh (misclassifications is two).
 	MaxPairs int
 	// RetryWindow and MinChains are the analytics' parameters
 	// [queries.DefaultRetryWindow, queries.DefaultMinChains].

@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.Int64Var(&cfg.queryMaxMemory, "query-max-memory", 4<<30, "bytes one analytics query may use on the ClickHouse server (max_memory_usage); past it the request gets 503 and a hint to narrow the range; 0 = the server profile's limit")
 	fs.DurationVar(&cfg.defaultWindow, "default-window", 24*time.Hour, "range used when a request gives no from/to")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on SIGTERM")
-	fs.DurationVar(&cfg.gauges.Every, "gauges-every", time.Minute, "how often the analytics gauges on /metrics are refreshed from ClickHouse; each refresh runs 1 + 3 per (tenant, server) pair queries")
+	fs.DurationVar(&cfg.gauges.Every, "gauges-every", time.Minute, "how often the analytics gauges on /metrics are refreshed from ClickHouse; each refresh runs up to 3 queries, and 4 per (tenant, server) pair")
 	fs.DurationVar(&cfg.gauges.Window, "gauges-window", time.Hour, "trailing window the mcplens_window_* gauges describe; longer windows cost more per refresh")
 	fs.IntVar(&cfg.gauges.MaxSeries, "gauges-max-series", 5000, "most series per gauge metric, busiest first; the rest are counted in mcplens_gauges_series_dropped_total")
 	fs.IntVar(&cfg.gauges.MaxPairs, "gauges-max-pairs", 50, "most (tenant, server) pairs whose retry, re-call and misclassification gauges are computed, most failures first")
