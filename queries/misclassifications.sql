@@ -2,10 +2,10 @@
 -- per tool and category, the classifications that the retry chains started
 -- in [from, to) contradict. The calls flagged misflagged are the fifth kind,
 -- asked in misflagged.sql: queries.Misclassifications runs the two side by
--- side, which 18.16 answers 1.15-1.3x sooner than one UNION ALL of both
--- (BENCHMARKS.md, eleventh round). The innermost query cuts chains exactly
--- as retry_outcomes.sql does, collecting only the groups with a failure (see
--- its comments).
+-- side, which 18.16 answers 1.2-1.4x sooner than one UNION ALL of both (3 %
+-- of the calls failed; 1.2x at 15 %; BENCHMARKS.md, eleventh round). The
+-- innermost query cuts chains exactly as retry_outcomes.sql does, collecting
+-- only the groups with a failure (see its comments).
 -- Per (tool, category of the first call) it counts four populations of
 -- chains: retryable (declared or expected) and retried; not retryable
 -- (declared or expected) and retried with the same arguments; expected not
