@@ -27,3 +27,15 @@ func (d *DriverRows) Forget()          { d.r.forget() }
 
 // LowCardColumns is the number of LowCardinality columns the Writer boxes.
 const LowCardColumns = lowCardColumns
+
+// DecodeEach decodes every call of b as WriteBatch's blocks do, one reused
+// Call, and returns how many it decoded and the first error.
+func DecodeEach(b *Batch) (n int, err error) {
+	b.each(func(_ *Call, e error) {
+		if e != nil && err == nil {
+			err = e
+		}
+		n++
+	})
+	return n, err
+}

@@ -61,7 +61,7 @@ for part in "${parts[@]}"; do
   case $part in
   micro)
     echo "== pipeline stages (go test -bench, medians of 5 runs)"
-    go test -run '^$' -bench 'BenchmarkDecodeCapture|BenchmarkNormalizeArgs|BenchmarkProcessorLine|BenchmarkProcessorReadNDJSON|BenchmarkIngestRequest|BenchmarkOTLPHTTP|BenchmarkBatchAppend|BenchmarkSortOrder|BenchmarkWriteCalls|BenchmarkDecodeOTLP' \
+    go test -run '^$' -bench 'BenchmarkDecodeCapture|BenchmarkNormalizeArgs|BenchmarkProcessorLine|BenchmarkProcessorReadNDJSON|BenchmarkIngestRequest|BenchmarkOTLPHTTP|BenchmarkBatchAppend|BenchmarkSortOrder|BenchmarkRecordDecode|BenchmarkWriteCalls|BenchmarkDecodeOTLP' \
       -benchmem -count 5 ./pipeline >"$out/micro.txt" 2>&1 || { tail -20 "$out/micro.txt"; exit 1; }
     go test -run '^$' -bench 'BenchmarkClassify$' -benchmem -count 5 ./pipeline/classify >>"$out/micro.txt" 2>&1 ||
       { tail -20 "$out/micro.txt"; exit 1; }
