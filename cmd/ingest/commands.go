@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/mcplens/mcplens/chconn"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/retention"
@@ -207,16 +209,26 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
+// errFoldCluster: compact.Days knows single servers only.
+var errFoldCluster = errors.New("-fold does not support cluster mode (-clickhouse-cluster) yet: after the replay, run OPTIMIZE TABLE calls_local ON CLUSTER <cluster> PARTITION <yyyymmdd> FINAL for the days it wrote")
+
 // replay ingests a capture file (or stdin) through the same decoder,
 // classifier and writer as the HTTP receiver, and waits until every call is
-// inserted.
+// inserted. With -fold it then folds, day by day, the copies that calls
+// ingested before now have (compact.Days).
 func replay(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stderr io.Writer) error {
-	cfg, fs, err := parse("replay", args, getenv, stderr, nil)
+	var fold bool
+	cfg, fs, err := parse("replay", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.BoolVar(&fold, "fold", false, "after the replay, merge each day it wrote into one part (OPTIMIZE ... FINAL), so that the copies of calls ingested before are gone now rather than after ClickHouse's merges; it rewrites each such day, so use it when replaying captures that were ingested already; each day's merge must end within -clickhouse-read-timeout (docs/analytics.md)")
+	})
 	if err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("replay needs one FILE argument, or - for stdin")
+	}
+	if fold && cfg.ch.Cluster != "" {
+		return errFoldCluster
 	}
 	in := stdin
 	name := fs.Arg(0)
@@ -255,6 +267,7 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdi
 	var calls []pipeline.Call
 	var dead []pipeline.DeadLetter
 	var accepted int
+	days := map[uint32]bool{}
 	var flushErr error
 	flush := func() error {
 		if err := w.WriteCalls(ctx, calls); err != nil {
@@ -271,6 +284,7 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdi
 	}
 	res, err := proc.ReadNDJSON(counted, cfg.defaultTenant, time.Now(),
 		func(c pipeline.Call) {
+			days[compact.DayOf(c.Time)] = true
 			calls = append(calls, c)
 			if len(calls) >= cfg.batch.BatchSize && flushErr == nil {
 				flushErr = flush()
@@ -294,6 +308,19 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdi
 	prog.done(counted.n, res)
 	if res.Accepted == 0 && res.Rejected > 0 {
 		return fmt.Errorf("replay %s: every line was rejected", name)
+	}
+	if !fold {
+		return nil
+	}
+	sorted := make([]uint32, 0, len(days))
+	for d := range days {
+		sorted = append(sorted, d)
+	}
+	slices.Sort(sorted)
+	if err := compact.Days(ctx, conn, sorted, func(day uint32, took time.Duration) {
+		fmt.Fprintf(stderr, "replay: folded partition %d (%.1f s)\n", day, took.Seconds())
+	}); err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
 	}
 	return nil
 }

@@ -90,6 +90,25 @@ func TestMigrateAndReplay(t *testing.T) {
 	if n[0].Calls != 8 || n[0].Dead != 2 {
 		t.Errorf("after replay: %d calls, %d dead letters; want 8 and 2", n[0].Calls, n[0].Dead)
 	}
+	// Replayed again, every call has a second row until a merge; -fold
+	// merges the days the replay wrote, so that the table holds one row per
+	// call without FINAL.
+	out, err = runCmd(t, append(append([]string{"replay", "-fold"}, ch...), "../../e2e/testdata/calls.ndjson")...)
+	if err != nil || !strings.Contains(out, "replay: 8 accepted") || !strings.Contains(out, "replay: folded partition 20") {
+		t.Fatalf("replay -fold: %q %v", out, err)
+	}
+	var rows []struct {
+		N uint64 `ch:"n"`
+	}
+	if err := conn.Select(context.Background(), &rows, "SELECT count() AS n FROM calls"); err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].N != 8 {
+		t.Errorf("after replay -fold of calls stored before: %d rows, want 8", rows[0].N)
+	}
+	if _, err := runCmd(t, append(append([]string{"replay", "-fold", "-clickhouse-cluster", "c"}, ch...), "../../e2e/testdata/calls.ndjson")...); err == nil || !strings.Contains(err.Error(), "-fold does not support cluster mode") {
+		t.Errorf("replay -fold in cluster mode: %v, want the cluster refusal", err)
+	}
 	if _, err := runCmd(t, append(append([]string{"replay"}, ch...), "/nonexistent.ndjson")...); err == nil {
 		t.Error("replay of a missing file: want an error")
 	}

@@ -1,0 +1,57 @@
+// Package compact folds the copies of re-ingested calls now, where
+// ClickHouse's background merges would fold them some time later.
+//
+// A call ingested again (a replay of old captures, to reclassify them under
+// new rules) is a second row with the same identity until a merge of the
+// ReplacingMergeTree keeps only the latest. Every query counts such a call
+// once, but reads and sets aside each copy: over a day stored twice the
+// overview took 5-6x as long on 18.16 (BENCHMARKS.md, eleventh round).
+// Copies written soon after their originals are folded by the first merges;
+// a day ingested again in bulk can stay doubled for long, because the
+// server waits to merge large parts.
+package compact
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+//go:embed optimize_day.sql
+var optimizeDaySQL string
+
+// DB is what Days needs: clickhouse-go's driver.Conn, or chDB in tests.
+type DB interface {
+	Exec(ctx context.Context, query string, args ...any) error
+}
+
+// DayOf is the daily partition of the calls table (PARTITION BY
+// toYYYYMMDD(ts), ts in UTC) that holds a call made at t: 20261128.
+func DayOf(t time.Time) uint32 {
+	y, m, d := t.UTC().Date()
+	return uint32(y*10000 + int(m)*100 + d)
+}
+
+// Days merges each of the given daily partitions of the calls table into
+// one part (OPTIMIZE TABLE calls PARTITION day FINAL), which keeps only the
+// latest ingest of every call, in the order given. A merge rewrites every
+// row of its day, so it costs what the day weighs: run it once after a bulk
+// re-ingest, not on a schedule. done, when not nil, is told of each day
+// folded and how long it took. Days stops at the first error, naming the
+// day. It needs a single server: in cluster mode calls is a Distributed
+// table, and the parts are those of calls_local on each shard.
+func Days(ctx context.Context, db DB, days []uint32, done func(day uint32, took time.Duration)) error {
+	for _, day := range days {
+		start := time.Now()
+		if err := db.Exec(ctx, optimizeDaySQL, clickhouse.Named("partition", day)); err != nil {
+			return fmt.Errorf("fold partition %d: %w", day, err)
+		}
+		if done != nil {
+			done(day, time.Since(start))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,1 @@
+OPTIMIZE TABLE calls PARTITION @partition FINAL
