@@ -12,6 +12,7 @@ COPY api/ api/
 COPY auth/ auth/
 COPY chconn/ chconn/
 COPY cmd/ cmd/
+COPY compact/ compact/
 COPY gauges/ gauges/
 COPY pipeline/ pipeline/
 COPY queries/ queries/
