@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -312,12 +313,7 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdi
 	if !fold {
 		return nil
 	}
-	sorted := make([]uint32, 0, len(days))
-	for d := range days {
-		sorted = append(sorted, d)
-	}
-	slices.Sort(sorted)
-	if err := compact.Days(ctx, conn, sorted, func(day uint32, took time.Duration) {
+	if err := compact.Days(ctx, conn, slices.Sorted(maps.Keys(days)), func(day uint32, took time.Duration) {
 		fmt.Fprintf(stderr, "replay: folded partition %d (%.1f s)\n", day, took.Seconds())
 	}); err != nil {
 		return fmt.Errorf("replay %s: %w", name, err)
