@@ -25,6 +25,9 @@ var syntheticDefinitionsSQL string
 //go:embed synthetic/sightings.sql
 var syntheticSightingsSQL string
 
+//go:embed synthetic/violations.sql
+var syntheticViolationsSQL string
+
 // BenchCalls returns the number of synthetic calls a scale benchmark
 // generates: MCPLENS_BENCH_CALLS, else def.
 func BenchCalls(tb testing.TB, def int64) int64 {
@@ -65,7 +68,11 @@ const MaxFailedPercent = 15
 // of the full mix are OK calls instead); then ingests 1 % of them again, half of that reclassified
 // (synthetic/replays.sql), so that queries pay for counting a re-ingested
 // call once; then captures a definition of every tool, half of them without
-// hints (synthetic/definitions.sql, synthetic/sightings.sql); then waits, at most 5 minutes, until the engine runs no merge
+// hints, and a second version of a quarter of them from half-way through the
+// span (synthetic/definitions.sql), sighted once an hour as ingest's default
+// writes them (synthetic/sightings.sql); then validates every stored call row
+// against its version (synthetic/violations.sql: the refused calls and 2 %
+// of the others break the schema); then waits, at most 5 minutes, until the engine runs no merge
 // in the database, so that the merges of millions of fresh rows do not
 // slow the first queries timed. The scale benchmarks of queries/ and
 // dashboards/ share it.
@@ -83,9 +90,14 @@ func Synthetic(ctx context.Context, e *Engine, n int64, failedPct int, end time.
 	if err := e.DB.Exec(ctx, syntheticReplaysSQL); err != nil {
 		return fmt.Errorf("%s: replay 1 %% of %d calls: %w", e.Name, n, err)
 	}
-	for _, q := range []string{syntheticDefinitionsSQL, syntheticSightingsSQL} {
-		if err := e.DB.Exec(ctx, q, clickhouse.Named("start_ms", end.Add(-span).UnixMilli())); err != nil {
-			return fmt.Errorf("%s: tool definitions: %w", e.Name, err)
+	for _, q := range []struct{ what, sql string }{
+		{"tool definitions", syntheticDefinitionsSQL},
+		{"tool sightings", syntheticSightingsSQL},
+		{"schema violations", syntheticViolationsSQL},
+	} {
+		if err := e.DB.Exec(ctx, q.sql, clickhouse.Named("start_ms", end.Add(-span).UnixMilli()),
+			clickhouse.Named("span_ms", span.Milliseconds())); err != nil {
+			return fmt.Errorf("%s: %s: %w", e.Name, q.what, err)
 		}
 	}
 	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {

@@ -74,6 +74,14 @@ func BenchmarkScale(b *testing.B) {
 			_, _, err := queries.Overview(ctx, db, f, 10)
 			return err
 		}},
+		{"tools", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.ToolVersions(ctx, db, f)
+			return err
+		}},
+		{"schema-violations", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.SchemaViolations(ctx, db, f, queries.SchemaViolationOptions{})
+			return err
+		}},
 	}
 	for _, e := range chtest.Engines(b) {
 		start := time.Now()
@@ -139,5 +147,85 @@ FROM calls`)
 	}
 	if err := chtest.Synthetic(context.Background(), chtest.Engines(t)[0], 10, 0, end, time.Hour); err == nil {
 		t.Error("0 % failed accepted")
+	}
+}
+
+// TestSyntheticToolData checks the scale data's definitions, sightings and
+// schema violations, which the tools, schema-violations and
+// misclassifications endpoints read: two versions for a quarter of the
+// tools, every call validated once, and each violation counted as the calls
+// that break it.
+func TestSyntheticToolData(t *testing.T) {
+	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	span := 24 * time.Hour
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			ctx := context.Background()
+			if err := chtest.Synthetic(ctx, e, 20_000, chtest.MaxFailedPercent, end, span); err != nil {
+				t.Fatal(err)
+			}
+			var want []struct {
+				Tools    uint64 `ch:"tools"`
+				Changed  uint64 `ch:"changed"`
+				Calls    uint64 `ch:"calls"`
+				Refused  uint64 `ch:"refused"`
+				Accepted uint64 `ch:"accepted"`
+			}
+			err := e.DB.Select(ctx, &want, `SELECT
+  uniqExact(tenant, server, tool) AS tools,
+  uniqExactIf((tenant, server, tool), cityHash64(toString(server), toString(tool)) % 4 = 0) AS changed,
+  uniqExact(call_id) AS calls,
+  uniqExactIf(call_id, rpc_code = -32602) AS refused,
+  uniqExactIf(call_id, rpc_code != -32602 AND intDiv(call_id, 7) % 100 < 2) AS accepted
+FROM calls`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want[0]
+			if w.Changed == 0 || w.Refused == 0 || w.Accepted == 0 {
+				t.Fatalf("the data has no changed tool, refused call or accepted violation: %+v", w)
+			}
+			f := queries.Filter{From: end.Add(-span), To: end}
+			versions, err := queries.ToolVersions(ctx, e.DB, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second := 0
+			for _, v := range versions {
+				if v.Version == 2 {
+					second++
+					if v.FirstSeen != end.Add(-span/2) || !v.Current || v.Description != "second version" {
+						t.Errorf("second version %+v: want first seen half-way through, current, described", v)
+					}
+				}
+			}
+			if uint64(len(versions)) != w.Tools+w.Changed || uint64(second) != w.Changed {
+				t.Errorf("%d versions, %d of them second ones; want %d and %d", len(versions), second, w.Tools+w.Changed, w.Changed)
+			}
+			rows, err := queries.SchemaViolations(ctx, e.DB, f, queries.SchemaViolationOptions{Limit: 10000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			by := map[string]uint64{}
+			validated := map[string]uint64{} // per tool, repeated on each of its rows
+			for _, r := range rows {
+				by[r.Path+"/"+r.Reason] += r.Calls
+				validated[r.Tool] = r.ValidatedCalls
+				if r.Path == "limit" && r.InvalidArgumentCalls+r.AcceptedCalls != r.Calls {
+					t.Errorf("%+v: a refused call is neither INVALID_ARGUMENT nor accepted", r)
+				}
+			}
+			if by["limit/out_of_range"] != w.Refused || by["department/not_in_enum"] != w.Accepted || by["amount_due/missing_required"] == 0 {
+				t.Errorf("violations %v; want limit/out_of_range %d, department/not_in_enum %d, some amount_due/missing_required",
+					by, w.Refused, w.Accepted)
+			}
+			var sum uint64
+			for _, n := range validated {
+				sum += n
+			}
+			if sum != w.Calls { // every tool has a refused call in 20,000
+				t.Errorf("%d validated calls over %d tools, want every call: %d", sum, len(validated), w.Calls)
+			}
+		})
 	}
 }

@@ -5,7 +5,9 @@
 -- differs from the one before it, which includes a return to an older
 -- version. The version in force at t is the one of the last point at or
 -- before t. s[0] (for i = 1) is the default tuple, only read as the previous
--- hash of the first point.
+-- hash of the first point. A replayed sighting is a copy of its original,
+-- the same time and hash: it sorts next to it and is no change, so the table
+-- is read without FINAL.
 SELECT
   tenant_,
   server_,
@@ -22,7 +24,7 @@ FROM (
     arraySort(groupArray((ts_ms, definition_hash))) AS s,
     arrayMap(i -> (s[i].1, s[i].2, s[i - 1].2, toUInt8(i = 1)),
       arrayFilter(i -> i = 1 OR s[i].2 != s[i - 1].2, arrayEnumerate(s))) AS points
-  FROM tool_sightings FINAL
+  FROM tool_sightings
   WHERE ts <= toDateTime(@to_s, 'UTC') AND ts_ms < @to_ms
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))
