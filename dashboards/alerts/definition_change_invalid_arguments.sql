@@ -7,7 +7,8 @@
 -- before the change compares with 0 and gets the cap, 1000. Calls are
 -- counted per minute (a change splits its minute by the minute's start),
 -- and the change points and the minute counts meet in one array per tool,
--- without a join. The rule's range is 2 days, ending now.
+-- without a join. The rule's range is 2 days, ending now. Sightings are read
+-- without FINAL: a replayed one is a copy of its original and no change.
 SELECT
   tenant_name,
   server_name,
@@ -52,7 +53,7 @@ FROM (
         CAST(tool AS String) AS tool_name,
         arraySort(groupArray((ts_ms, definition_hash))) AS s,
         arrayMap(i -> s[i], arrayFilter(i -> i > 1 AND s[i].2 != s[i - 1].2, arrayEnumerate(s))) AS points
-      FROM tool_sightings FINAL
+      FROM tool_sightings
       WHERE ts <= $__toTime
       GROUP BY tenant_name, server_name, tool_name
     )

@@ -2,7 +2,9 @@
 -- sighting whose hash differs from the one before it; see
 -- tool_definition_changes.sql), with the tool and server as text and tags,
 -- for the INVALID_ARGUMENT and UNKNOWN_TOOL charts: a spike right after a
--- marker points at the change.
+-- marker points at the change. A replayed sighting is a copy of its
+-- original (time and hash): it sorts next to it and is no change, so the
+-- table is read without FINAL.
 SELECT
   toDateTime(intDiv(p.1, 1000)) AS time,
   concat('Definition of ', tool_name, ' changed (', server_name, ', ', tenant_name, ')') AS text,
@@ -14,7 +16,7 @@ FROM (
     toString(tool) AS tool_name,
     arraySort(groupArray((ts_ms, definition_hash))) AS s,
     arrayMap(i -> s[i], arrayFilter(i -> i > 1 AND s[i].2 != s[i - 1].2, arrayEnumerate(s))) AS points
-  FROM tool_sightings FINAL
+  FROM tool_sightings
   WHERE ts <= $__toTime
     AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
     AND $__conditionalAll(server IN (${server:singlequote}), $server)

@@ -104,9 +104,9 @@ FROM (
                 toString(server) AS server_,
                 toString(tool) AS tool_,
                 definition_hash AS hash_
-              FROM tool_sightings FINAL
+              FROM tool_sightings
               WHERE ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
-              ORDER BY tenant_, server_, tool_, ts_ms DESC, hash_ DESC
+              ORDER BY ts_ms DESC, hash_ DESC
               LIMIT 1 BY tenant_, server_, tool_
             )
             WHERE (tenant_, server_, tool_, hash_) GLOBAL NOT IN (

@@ -5,6 +5,11 @@
 -- (accepted bad input); and the share of the tool's validated calls. The
 -- second branch of the union counts validated calls per tool (the rows with
 -- side arguments), carried to every path of the tool through the array.
+-- A call ingested more than once counts once, as its latest ingest, as
+-- under FINAL but without it (queries/schema_violations.sql says why and
+-- how): the violation rows are grouped by the table's sorting key first and
+-- take the latest ingest's values; the validated calls are distinct call
+-- ids, which copies do not change.
 SELECT
   tool_name,
   v.1 AS side_name,
@@ -22,21 +27,33 @@ FROM (
     groupArray((side_, path_, reason_, suggestion_, calls_n, invalid_n, accepted_n)) AS vs
   FROM (
     SELECT
-      CAST(tool AS String) AS tool_name,
-      CAST(side AS String) AS side_,
-      path AS path_,
-      CAST(reason AS String) AS reason_,
-      suggestion AS suggestion_,
+      tool_name,
+      side_,
+      path_,
+      reason_,
+      suggestion_,
       uniqExact(call_id) AS calls_n,
-      uniqExactIf(call_id, category = 'INVALID_ARGUMENT') AS invalid_n,
-      uniqExactIf(call_id, is_failure = 0) AS accepted_n,
+      uniqExactIf(call_id, invalid_1 = 1) AS invalid_n,
+      uniqExactIf(call_id, failure_1 = 0) AS accepted_n,
       toUInt64(0) AS validated
-    FROM call_violations FINAL
-    WHERE $__timeFilter(ts)
-      AND reason != ''
-      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-      AND $__conditionalAll(server IN (${server:singlequote}), $server)
-      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+    FROM (
+      SELECT
+        CAST(tool AS String) AS tool_name,
+        call_id,
+        CAST(side AS String) AS side_,
+        path AS path_,
+        CAST(reason AS String) AS reason_,
+        argMax(suggestion, ingested_ms) AS suggestion_,
+        argMax(toUInt8(category = 'INVALID_ARGUMENT'), ingested_ms) AS invalid_1,
+        argMax(is_failure, ingested_ms) AS failure_1
+      FROM call_violations
+      WHERE $__timeFilter(ts)
+        AND reason != ''
+        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+        AND $__conditionalAll(server IN (${server:singlequote}), $server)
+        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      GROUP BY tenant, server, tool, ts_ms, call_id, side, path, reason
+    )
     GROUP BY tool_name, side_, path_, reason_, suggestion_
     UNION ALL
     SELECT
@@ -49,7 +66,7 @@ FROM (
       toUInt64(0) AS invalid_n,
       toUInt64(0) AS accepted_n,
       uniqExact(call_id) AS validated
-    FROM call_violations FINAL
+    FROM call_violations
     WHERE $__timeFilter(ts)
       AND side = 'arguments'
       AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)

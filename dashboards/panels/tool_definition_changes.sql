@@ -3,7 +3,9 @@
 -- one whose hash differs from the sighting before it, that is a new version
 -- or a return to an older one. A tool's first sighting is no change. The
 -- whole history before the end of the range is read, since the sighting
--- before a change may be older than the range (tool_sightings is small).
+-- before a change may be older than the range; without FINAL, since a
+-- replayed sighting is a copy of its original (time and hash), which sorts
+-- next to it and is no change.
 -- Hashes are shown as 16 hex digits, as the API shows them (hex drops
 -- leading zero bytes; the zeros are put back); change_no counts the tool's
 -- changes since its first sighting.
@@ -23,7 +25,7 @@ FROM (
     arraySort(groupArray((ts_ms, definition_hash))) AS s,
     arrayFilter(i -> i > 1 AND s[i].2 != s[i - 1].2, arrayEnumerate(s)) AS idx,
     arrayMap((i, k) -> (s[i].1, s[i].2, s[i - 1].2, toUInt32(k)), idx, arrayEnumerate(idx)) AS points
-  FROM tool_sightings FINAL
+  FROM tool_sightings
   WHERE ts <= $__toTime
     AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
     AND $__conditionalAll(server IN (${server:singlequote}), $server)
