@@ -4,8 +4,12 @@
 -- tool's first known definition, not a change) or a sighting whose hash
 -- differs from the one before it, which includes a return to an older
 -- version. The version in force at t is the one of the last point at or
--- before t. s[0] (for i = 1) is the default tuple, only read as the previous
--- hash of the first point. A replayed sighting is a copy of its original,
+-- before t. previous is the hash of the sighting before each one (0 before
+-- the first, only read as the previous hash of the first point): the arrays
+-- are zipped, never indexed inside a lambda, because ClickHouse copies an
+-- array a lambda captures for every element it maps, which made this query
+-- quadratic in a tool's sightings (on 18.16 it asked for 32 GiB over two
+-- months of hourly sightings of 1,820 tools; BENCHMARKS.md, twelfth round). A replayed sighting is a copy of its original,
 -- the same time and hash: it sorts next to it and is no change, so the table
 -- is read without FINAL.
 SELECT
@@ -22,8 +26,11 @@ FROM (
     toString(server) AS server_,
     toString(tool) AS tool_,
     arraySort(groupArray((ts_ms, definition_hash))) AS s,
-    arrayMap(i -> (s[i].1, s[i].2, s[i - 1].2, toUInt8(i = 1)),
-      arrayFilter(i -> i = 1 OR s[i].2 != s[i - 1].2, arrayEnumerate(s))) AS points
+    arrayMap(x -> x.2, s) AS hashes,
+    arrayPushFront(arrayPopBack(hashes), toUInt64(0)) AS previous,
+    arrayFilter((p, h, q, i) -> i = 1 OR h != q,
+      arrayMap((x, q, i) -> (x.1, x.2, q, toUInt8(i = 1)), s, previous, arrayEnumerate(s)),
+      hashes, previous, arrayEnumerate(s)) AS points
   FROM tool_sightings
   WHERE ts <= toDateTime(@to_s, 'UTC') AND ts_ms < @to_ms
     AND (@tenant = '' OR tenant = @tenant)

@@ -348,3 +348,44 @@ func TestRetriedNonIdempotent(t *testing.T) {
 		})
 	}
 }
+
+// TestToolVersionsOverALongHistory: a tool sighted 30,000 times (hourly for
+// three and a half years, or a busy fleet's months) whose definition flips
+// every 1,000 sightings. Reading its change points once copied the whole
+// history for every sighting (ClickHouse copies an array a lambda captures
+// for each element): that query asked 18.16 for 8 GiB and 26.7 for 27 GiB
+// here, past both memory limits. The change points must come out, all 29 of
+// them, with first and last seen exact.
+func TestToolVersionsOverALongHistory(t *testing.T) {
+	const n, run = 30_000, 1_000
+	start := t0.Add(-n * time.Hour)
+	var rows pipeline.ToolRows
+	for i := range n {
+		h := uint64(1 + i/run%2)
+		ts := start.Add(time.Duration(i) * time.Hour)
+		rows.Sightings = append(rows.Sightings, pipeline.ToolSighting{Time: ts, TimeMs: ts.UnixMilli(), Tenant: "acme",
+			Server: "kb", Tool: "search_docs", DefinitionHash: h, IngestedMs: 1})
+	}
+	f := queries.Filter{From: t0.Add(-time.Hour), To: t0}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.InsertTools(t, rows)
+			changes, err := queries.DefinitionChanges(context.Background(), e.DB, queries.Filter{From: start, To: t0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(changes) != n/run-1 {
+				t.Fatalf("%d definition changes, want %d", len(changes), n/run-1)
+			}
+			versions, err := queries.ToolVersions(context.Background(), e.DB, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := start.Add((n - 1) * time.Hour)
+			if len(versions) != 1 || versions[0].LastSeen != last || versions[0].FirstSeen != start.Add(run*time.Hour) ||
+				len(versions[0].InForceFrom) != n/run/2 {
+				t.Fatalf("versions %+v: want the second, first seen at %s, last at %s, in force %d times", versions, start.Add(run*time.Hour), last, n/run/2)
+			}
+		})
+	}
+}

@@ -15,7 +15,9 @@ FROM (
     toString(server) AS server_name,
     toString(tool) AS tool_name,
     arraySort(groupArray((ts_ms, definition_hash))) AS s,
-    arrayMap(i -> s[i], arrayFilter(i -> i > 1 AND s[i].2 != s[i - 1].2, arrayEnumerate(s))) AS points
+    arrayMap(x -> x.2, s) AS hashes,
+    arrayFilter((x, h, q, i) -> i > 1 AND h != q, s, hashes,
+      arrayPushFront(arrayPopBack(hashes), toUInt64(0)), arrayEnumerate(s)) AS points
   FROM tool_sightings
   WHERE ts <= $__toTime
     AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)

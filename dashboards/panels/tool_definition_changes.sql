@@ -5,7 +5,9 @@
 -- whole history before the end of the range is read, since the sighting
 -- before a change may be older than the range; without FINAL, since a
 -- replayed sighting is a copy of its original (time and hash), which sorts
--- next to it and is no change.
+-- next to it and is no change. The arrays are zipped, never indexed inside a
+-- lambda: a captured array is copied for every element mapped, which is
+-- quadratic in a tool's sightings (queries/tool_changes.sql).
 -- Hashes are shown as 16 hex digits, as the API shows them (hex drops
 -- leading zero bytes; the zeros are put back); change_no counts the tool's
 -- changes since its first sighting.
@@ -23,8 +25,11 @@ FROM (
     toString(server) AS server_name,
     toString(tool) AS tool_name,
     arraySort(groupArray((ts_ms, definition_hash))) AS s,
-    arrayFilter(i -> i > 1 AND s[i].2 != s[i - 1].2, arrayEnumerate(s)) AS idx,
-    arrayMap((i, k) -> (s[i].1, s[i].2, s[i - 1].2, toUInt32(k)), idx, arrayEnumerate(idx)) AS points
+    arrayMap(x -> x.2, s) AS hashes,
+    arrayPushFront(arrayPopBack(hashes), toUInt64(0)) AS previous,
+    arrayFilter((c, h, q, i) -> i > 1 AND h != q,
+      arrayMap((x, q) -> (x.1, x.2, q), s, previous), hashes, previous, arrayEnumerate(s)) AS changes,
+    arrayMap((c, k) -> (c.1, c.2, c.3, toUInt32(k)), changes, arrayEnumerate(changes)) AS points
   FROM tool_sightings
   WHERE ts <= $__toTime
     AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
