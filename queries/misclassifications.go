@@ -38,6 +38,13 @@ const (
 	KindMisflagged = "misflagged"
 )
 
+// sightingLookback is how far before the end of the range misclassifications
+// first looks for each tool's latest sighting, the version in force; only
+// the tools not sighted in it are looked for in the older history. Ingest
+// sights every listed tool at least hourly by default, so most are found
+// there. The answer does not depend on it, only the time.
+const sightingLookback = 48 * time.Hour
+
 // DefaultMinChains is the smallest population a Misclassification is
 // reported for, unless a request asks for another.
 const DefaultMinChains = 5
@@ -82,7 +89,9 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("misclassifications: %w", err)
 	}
-	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)))
+	sighted := f.To.Add(-sightingLookback).UnixMilli()
+	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)),
+		clickhouse.Named("sighted_ms", sighted), clickhouse.Named("sighted_s", floorDiv(sighted, 1000)))
 	// The first error cancels the other query and is the one returned.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

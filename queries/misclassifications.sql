@@ -18,11 +18,15 @@
 -- a tool never sighted has no known definition and is left out. The set is
 -- read in SQL, not bound: a fleet's tools could pass max_query_size. LIMIT 1
 -- BY picks the latest sighting: 18.16 rejected an aggregate function in a
--- subquery inside this query's expressions ("Unknown identifier"; argMax
--- took a tenth of the time there). The sort is by time and hash alone, which
--- puts each tool's latest first as the full key did, in half the time over
--- a week of hourly sightings (BENCHMARKS.md, twelfth round); and without
--- FINAL, since a replayed sighting is a copy of its original. ARRAY JOIN
+-- subquery inside this query's expressions ("Unknown identifier"). Ingest
+-- sights every listed tool hourly (-tool-sighting-every) and the table keeps
+-- its whole history, so the latest is looked for in the last two days first
+-- (sighted_ms), and before them only for the tools without a sighting there
+-- (a scan of the older rows' keys, no sort): 0.18-0.25 s where sorting 58
+-- days of sightings of 1,820 tools took 2.2-2.4 s on 18.16 (BENCHMARKS.md,
+-- twelfth round). Either sort is by time and hash alone, which puts each
+-- tool's latest first as the full key did; without FINAL, since a replayed
+-- sighting is a copy of its original (time and hash). ARRAY JOIN
 -- unfolds the populations into one candidate row per kind, kept when the
 -- population has at least min_chains chains and passes the kind's test, in
 -- integers (10 * recovered < chains is a share below 10 %; 2 * recovered >=
@@ -69,13 +73,32 @@ FROM (
         toUInt8((toString(tenant), toString(server), toString(tool)) GLOBAL IN (
           SELECT tenant_, server_, tool_
           FROM (
+            -- The latest sighting of each tool sighted since sighted_ms
+            -- (two days before to),
             SELECT
               toString(tenant) AS tenant_,
               toString(server) AS server_,
               toString(tool) AS tool_,
               definition_hash AS hash_
             FROM tool_sightings
-            WHERE ts <= toDateTime(@to_s, 'UTC') AND ts_ms < @to_ms
+            WHERE ts >= toDateTime(@sighted_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+              AND ts_ms >= @sighted_ms AND ts_ms < @to_ms
+            ORDER BY ts_ms DESC, hash_ DESC
+            LIMIT 1 BY tenant_, server_, tool_
+            UNION ALL
+            -- and of each tool not sighted since, its latest before.
+            SELECT
+              toString(tenant) AS tenant_,
+              toString(server) AS server_,
+              toString(tool) AS tool_,
+              definition_hash AS hash_
+            FROM tool_sightings
+            WHERE ts <= toDateTime(@sighted_s, 'UTC') AND ts_ms < @sighted_ms
+              AND cityHash64(tenant, server, tool) NOT IN (
+                SELECT cityHash64(tenant, server, tool)
+                FROM tool_sightings
+                WHERE ts >= toDateTime(@sighted_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+                  AND ts_ms >= @sighted_ms AND ts_ms < @to_ms)
             ORDER BY ts_ms DESC, hash_ DESC
             LIMIT 1 BY tenant_, server_, tool_
           )

@@ -389,3 +389,61 @@ func TestToolVersionsOverALongHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestRetriedNonIdempotentFromOldSightings: the version in force is the
+// latest sighting before the end of the range however old it is; the last
+// two days are searched first. Each tool has a timeout retried with success
+// in the range; which ones are reported depends on the version in force:
+// old_only (no hints, sighted 10 days before) yes; recent_wins (no hints 10
+// days before, read-only an hour before) no; old_latest (read-only 20 days
+// before, no hints 10 days before) yes; future (no hints 10 days before,
+// read-only after the range) yes; two_old (no hints 30 days before, sighted
+// again 9 days before with read-only) no.
+func TestRetriedNonIdempotentFromOldSightings(t *testing.T) {
+	day := 24 * time.Hour
+	var tools pipeline.ToolRows
+	version := func(tool string, hash uint64, readOnly int8, at ...time.Duration) {
+		chtest.AddToolVersion(&tools, "acme", "ops", tool, hash, readOnly, -1, t0.Add(at[0]))
+		for _, a := range at[1:] {
+			ts := t0.Add(a)
+			tools.Sightings = append(tools.Sightings, pipeline.ToolSighting{Time: ts, TimeMs: ts.UnixMilli(), Tenant: "acme",
+				Server: "ops", Tool: tool, DefinitionHash: hash, IngestedMs: 1})
+		}
+	}
+	version("old_only", 1, -1, -10*day, -11*day)
+	version("recent_wins", 2, -1, -10*day)
+	version("recent_wins", 3, 1, -time.Hour)
+	version("old_latest", 4, 1, -20*day)
+	version("old_latest", 5, -1, -10*day)
+	version("future", 6, -1, -10*day)
+	version("future", 7, 1, 2*time.Hour)
+	version("two_old", 8, -1, -30*day)
+	version("two_old", 9, 1, -9*day, -25*day)
+	var fx []call
+	for i, tool := range []string{"old_only", "recent_wins", "old_latest", "future", "two_old"} {
+		s := fmt.Sprintf("s%d", i)
+		fx = append(fx,
+			call{at: time.Duration(i) * time.Minute, server: "ops", tool: tool, session: s, req: "1", category: classify.UpstreamTimeout, args: "a"},
+			call{at: time.Duration(i)*time.Minute + 10*time.Second, server: "ops", tool: tool, session: s, req: "2", category: classify.OK, args: "a"})
+	}
+	f := queries.Filter{From: t0, To: t0.Add(time.Hour)}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, rows(fx...))
+			e.InsertTools(t, tools)
+			all, err := queries.Misclassifications(context.Background(), e.DB, f, time.Minute, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range all {
+				if m.Kind == queries.KindRetriedNonIdempotent {
+					got = append(got, m.Tool)
+				}
+			}
+			if want := []string{"future", "old_latest", "old_only"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("retried_non_idempotent for %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -12,7 +12,7 @@
 -- UNAVAILABLE, retried, of a tool whose definition in force at the end of
 -- the range declares neither idempotentHint nor readOnlyHint; the tools are
 -- read from tool_sightings and tool_definitions as in
--- queries/misclassifications.sql) and misflagged (isError contradicts the
+-- queries/misclassifications.sql, the last two days first) and misflagged (isError contradicts the
 -- category). A row needs min_chains chains (misflagged: calls).
 -- evidence_share is the recovered share of the chains, or for misflagged rows
 -- the misflagged share of the calls.
@@ -105,7 +105,26 @@ FROM (
                 toString(tool) AS tool_,
                 definition_hash AS hash_
               FROM tool_sightings
-              WHERE ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
+              WHERE ts >= $__toTime - 172800
+                AND ts_ms >= (toInt64(toUInt32($__toTime)) - 172800) * 1000
+                AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
+              ORDER BY ts_ms DESC, hash_ DESC
+              LIMIT 1 BY tenant_, server_, tool_
+              UNION ALL
+              SELECT
+                toString(tenant) AS tenant_,
+                toString(server) AS server_,
+                toString(tool) AS tool_,
+                definition_hash AS hash_
+              FROM tool_sightings
+              WHERE ts <= $__toTime - 172800
+                AND ts_ms < (toInt64(toUInt32($__toTime)) - 172800) * 1000
+                AND cityHash64(tenant, server, tool) NOT IN (
+                  SELECT cityHash64(tenant, server, tool)
+                  FROM tool_sightings
+                  WHERE ts >= $__toTime - 172800
+                    AND ts_ms >= (toInt64(toUInt32($__toTime)) - 172800) * 1000
+                    AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000)
               ORDER BY ts_ms DESC, hash_ DESC
               LIMIT 1 BY tenant_, server_, tool_
             )
