@@ -94,7 +94,7 @@ FROM (
               definition_hash AS hash_
             FROM tool_sightings
             WHERE ts <= toDateTime(@sighted_s, 'UTC') AND ts_ms < @sighted_ms
-              AND cityHash64(tenant, server, tool) NOT IN (
+              AND cityHash64(tenant, server, tool) GLOBAL NOT IN (
                 SELECT cityHash64(tenant, server, tool)
                 FROM tool_sightings
                 WHERE ts >= toDateTime(@sighted_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')

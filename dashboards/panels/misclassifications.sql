@@ -119,7 +119,7 @@ FROM (
               FROM tool_sightings
               WHERE ts <= $__toTime - 172800
                 AND ts_ms < (toInt64(toUInt32($__toTime)) - 172800) * 1000
-                AND cityHash64(tenant, server, tool) NOT IN (
+                AND cityHash64(tenant, server, tool) GLOBAL NOT IN (
                   SELECT cityHash64(tenant, server, tool)
                   FROM tool_sightings
                   WHERE ts >= $__toTime - 172800
