@@ -3,12 +3,15 @@ package chtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
 )
 
 // InsertTools writes tool definitions, sightings and schema violations:
@@ -95,4 +98,72 @@ func FleetDefinitions(start time.Time) (rows pipeline.ToolRows, nonIdempotent fu
 		}
 		return out
 	}
+}
+
+// ReplayedViolations is the call_violations rows of n random calls in [start,
+// start+span) over two tenants, two servers and three tools, and of their
+// re-ingests: a third of the calls are ingested again (some twice), with
+// another category, definition version, detail or suggestion under the same
+// identity, as a replay under new rules or a new sighting would write them. A call's
+// arguments either pass (one row with an empty reason) or break the schema;
+// the differential tests of queries/ and dashboards/ read these against the
+// former FINAL statements.
+func ReplayedViolations(seed uint64, n int, start time.Time, span time.Duration) (rows, replays []pipeline.Violation) {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	cats := []classify.Category{classify.OK, classify.OK, classify.InvalidArgument, classify.EmptyResult, classify.Internal}
+	type fault struct{ side, path, reason string }
+	faults := []fault{
+		{pipeline.SideArguments, "department", "not_in_enum"}, {pipeline.SideArguments, "q", "missing_required"},
+		{pipeline.SideArguments, "limit", "out_of_range"}, {pipeline.SideArguments, "limit", "wrong_type"},
+		{pipeline.SideResult, "status", "not_in_enum"}, {pipeline.SideResult, "$", "missing_structured_content"},
+	}
+	for i := range n {
+		ts := start.Add(time.Duration(rng.Int64N(int64(span))))
+		cat := cats[rng.IntN(len(cats))]
+		base := pipeline.Violation{Time: ts.Truncate(time.Second), TimeMs: ts.UnixMilli(),
+			Tenant: []string{"acme", "globex"}[rng.IntN(2)], Server: []string{"kb", "crm"}[rng.IntN(2)],
+			Tool: []string{"search", "lookup", "export"}[rng.IntN(3)], CallID: uint64(i + 1),
+			DefinitionHash: uint64(rng.IntN(3) + 1), Category: string(cat), IngestedMs: 1}
+		if cat.Failure() {
+			base.IsFailure = 1
+		}
+		var call []pipeline.Violation
+		for _, k := range rng.Perm(len(faults))[:rng.IntN(3)] {
+			v := base
+			v.Side, v.Path, v.Reason = faults[k].side, faults[k].path, faults[k].reason
+			v.Detail = fmt.Sprintf("detail %d", rng.IntN(3)) // wrong_type's varies by call
+			if rng.IntN(2) == 0 {
+				v.Suggestion = "finance"
+			}
+			call = append(call, v)
+		}
+		if !slices.ContainsFunc(call, func(v pipeline.Violation) bool { return v.Side == pipeline.SideArguments }) {
+			v := base
+			v.Side = pipeline.SideArguments // the arguments passed
+			call = append(call, v)
+		}
+		rows = append(rows, call...)
+		for again := int64(2); rng.IntN(3) == 0 && again <= 3; again++ {
+			change := rng.IntN(4)
+			cat := cats[rng.IntN(len(cats))]
+			for _, v := range call {
+				v.IngestedMs = again
+				switch change {
+				case 0:
+					v.Category, v.IsFailure = string(cat), 0
+					if cat.Failure() {
+						v.IsFailure = 1
+					}
+				case 1:
+					v.DefinitionHash = uint64(rng.IntN(3) + 1)
+				case 2:
+					if v.Reason != "" {
+						v.Detail, v.Suggestion = fmt.Sprintf("detail %d", rng.IntN(3)), ""
+					}
+				} // 3: unchanged, a resend
+				replays = append(replays, v)
+			}
+		}
+	}
+	return rows, replays
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -175,53 +174,12 @@ func canonical(rows [][]any) string {
 // call_violations without FINAL; testdata/final_violations/<panel>.sql is
 // each as it was with FINAL, the definition. Random violation rows are
 // stored, then a third of the calls again under the same identity with
-// another classification or suggestion (a replay under new rules), in a
-// second insert: each panel must equal its FINAL form, and still after the
-// table is merged.
+// another classification, version, detail or suggestion (a replay under new
+// rules), in a second insert (chtest.ReplayedViolations): each panel must
+// equal its FINAL form, and still after the table is merged.
 func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
-	rng := rand.New(rand.NewPCG(12, 2))
 	start := traffic.DefaultStart
-	faults := [][3]string{{pipeline.SideArguments, "department", "not_in_enum"}, {pipeline.SideArguments, "q", "missing_required"},
-		{pipeline.SideArguments, "limit", "out_of_range"}, {pipeline.SideResult, "status", "not_in_enum"}}
-	cats := []classify.Category{classify.OK, classify.InvalidArgument, classify.EmptyResult, classify.Internal}
-	var rows, again []pipeline.Violation
-	for i := range 2000 {
-		ts := start.Add(time.Duration(rng.Int64N(int64(20 * time.Hour))))
-		cat := cats[rng.IntN(len(cats))]
-		base := pipeline.Violation{Time: ts.Truncate(time.Second), TimeMs: ts.UnixMilli(), Tenant: "acme",
-			Server: []string{"kb", "crm"}[rng.IntN(2)], Tool: []string{"search_docs", "lookup"}[rng.IntN(2)],
-			CallID: uint64(i + 1), DefinitionHash: 7, Side: pipeline.SideArguments, Category: string(cat), IngestedMs: 1}
-		if cat.Failure() {
-			base.IsFailure = 1
-		}
-		call := []pipeline.Violation{base} // the arguments passed
-		if k := rng.IntN(len(faults) + 1); k < len(faults) {
-			v := base
-			v.Side, v.Path, v.Reason, v.Detail = faults[k][0], faults[k][1], faults[k][2], "detail"
-			if rng.IntN(2) == 0 {
-				v.Suggestion = "finance"
-			}
-			if v.Side == pipeline.SideArguments {
-				call = nil // a failing call has no passing row for its arguments
-			}
-			call = append(call, v)
-		}
-		rows = append(rows, call...)
-		if rng.IntN(3) == 0 {
-			cat := cats[rng.IntN(len(cats))]
-			for _, v := range call {
-				v.IngestedMs = 2
-				v.Category, v.IsFailure = string(cat), 0
-				if cat.Failure() {
-					v.IsFailure = 1
-				}
-				if v.Reason != "" && rng.IntN(2) == 0 {
-					v.Suggestion = ""
-				}
-				again = append(again, v)
-			}
-		}
-	}
+	rows, again := chtest.ReplayedViolations(12, 2000, start, 20*time.Hour)
 	r := macroRange{from: start.Add(-time.Hour), to: start.Add(23 * time.Hour), interval: 5 * time.Minute}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {

@@ -44,6 +44,13 @@ type SchemaViolation struct {
 // f.To), most calls first (then by tool, side, path, reason, version and
 // suggestion).
 func SchemaViolations(ctx context.Context, db DB, f Filter, o SchemaViolationOptions) ([]SchemaViolation, error) {
+	return schemaViolations(ctx, db, f, o, schemaViolationsSQL, schemaValidatedSQL)
+}
+
+// schemaViolations answers SchemaViolations with the given statements for
+// the rows and for the validated calls per tool (the differential test
+// passes the former FINAL statements, its definition).
+func schemaViolations(ctx context.Context, db DB, f Filter, o SchemaViolationOptions, violationsSQL, validatedSQL string) ([]SchemaViolation, error) {
 	if o.MinCalls <= 0 {
 		o.MinCalls = 1
 	}
@@ -63,7 +70,7 @@ func SchemaViolations(ctx context.Context, db DB, f Filter, o SchemaViolationOpt
 		Invalid    uint64 `ch:"invalid_n"`
 		Accepted   uint64 `ch:"accepted_n"`
 	}
-	if err := db.Select(ctx, &raw, schemaViolationsSQL, args...); err != nil {
+	if err := db.Select(ctx, &raw, violationsSQL, args...); err != nil {
 		return nil, fmt.Errorf("schema violations: %w", err)
 	}
 	if len(raw) == 0 {
@@ -73,7 +80,7 @@ func SchemaViolations(ctx context.Context, db DB, f Filter, o SchemaViolationOpt
 		Tool string `ch:"tool_name"`
 		N    uint64 `ch:"validated_n"`
 	}
-	if err := db.Select(ctx, &validated, schemaValidatedSQL, f.args()...); err != nil {
+	if err := db.Select(ctx, &validated, validatedSQL, f.args()...); err != nil {
 		return nil, fmt.Errorf("schema-validated calls: %w", err)
 	}
 	byTool := map[string]uint64{}

@@ -361,10 +361,7 @@ func TestToolVersionsOverALongHistory(t *testing.T) {
 	start := t0.Add(-n * time.Hour)
 	var rows pipeline.ToolRows
 	for i := range n {
-		h := uint64(1 + i/run%2)
-		ts := start.Add(time.Duration(i) * time.Hour)
-		rows.Sightings = append(rows.Sightings, pipeline.ToolSighting{Time: ts, TimeMs: ts.UnixMilli(), Tenant: "acme",
-			Server: "kb", Tool: "search_docs", DefinitionHash: h, IngestedMs: 1})
+		rows.Sightings = append(rows.Sightings, sighting("acme", "kb", "search_docs", uint64(1+i/run%2), time.Duration(i-n)*time.Hour))
 	}
 	f := queries.Filter{From: t0.Add(-time.Hour), To: t0}
 	for _, e := range chtest.Engines(t) {
@@ -405,9 +402,7 @@ func TestRetriedNonIdempotentFromOldSightings(t *testing.T) {
 	version := func(tool string, hash uint64, readOnly int8, at ...time.Duration) {
 		chtest.AddToolVersion(&tools, "acme", "ops", tool, hash, readOnly, -1, t0.Add(at[0]))
 		for _, a := range at[1:] {
-			ts := t0.Add(a)
-			tools.Sightings = append(tools.Sightings, pipeline.ToolSighting{Time: ts, TimeMs: ts.UnixMilli(), Tenant: "acme",
-				Server: "ops", Tool: tool, DefinitionHash: hash, IngestedMs: 1})
+			tools.Sightings = append(tools.Sightings, sighting("acme", "ops", tool, hash, a))
 		}
 	}
 	version("old_only", 1, -1, -10*day, -11*day)
