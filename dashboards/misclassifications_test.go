@@ -17,8 +17,11 @@ import (
 // retryables panel finds the chain kinds the API finds
 // (queries.Misclassifications, 60 s retry window, the panel's min_chains),
 // retried_non_idempotent included: refund declares no hints, get_invoice is
-// read-only, upstream_never has no definition, and rebuild declared no hints
-// until after the range, when an idempotent version replaced it.
+// read-only, upstream_never has no definition, rebuild declared no hints
+// until after the range, when an idempotent version replaced it, and
+// escalate and calm changed version inside the two days before the range's
+// end that the panel searches first: escalate from read-only to no hints
+// (reported), calm the other way (not reported).
 func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 	ctx := context.Background()
 	fixture := calls(
@@ -27,6 +30,8 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 		chains("upstream_never", 6, 0, classify.Unavailable, "", true),
 		chains("rebuild", 5, 1, classify.Unavailable, "", true),
 		chains("create_same", 5, 0, classify.InvalidArgument, "", true),
+		chains("escalate", 5, 1, classify.UpstreamTimeout, "", true),
+		chains("calm", 5, 1, classify.UpstreamTimeout, "", true),
 	)
 	var defs pipeline.ToolRows
 	r := macroRange{from: now.Add(-24 * hr), to: now.Add(-30 * minute), interval: 5 * minute}
@@ -34,6 +39,10 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 	chtest.AddToolVersion(&defs, "acme", "kb", "get_invoice", 2, 1, -1, now.Add(-40*hr))
 	chtest.AddToolVersion(&defs, "acme", "kb", "rebuild", 3, -1, -1, now.Add(-40*hr))
 	chtest.AddToolVersion(&defs, "acme", "kb", "rebuild", 4, -1, 1, now.Add(-10*minute)) // after the range's end
+	chtest.AddToolVersion(&defs, "acme", "kb", "escalate", 5, 1, -1, now.Add(-20*hr))
+	chtest.AddToolVersion(&defs, "acme", "kb", "escalate", 6, -1, -1, now.Add(-3*hr))
+	chtest.AddToolVersion(&defs, "acme", "kb", "calm", 7, -1, -1, now.Add(-20*hr))
+	chtest.AddToolVersion(&defs, "acme", "kb", "calm", 8, -1, 1, now.Add(-2*hr))
 	var target *panelTarget
 	for _, tg := range panelTargets(t, "refund") {
 		if tg.file == "misclassifications" {
@@ -80,8 +89,8 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("panel and API differ\npanel %q\n  API %q", got, want)
 			}
-			if !risky["refund"] || !risky["rebuild"] || len(risky) != 2 {
-				t.Errorf("retried_non_idempotent for %v, want refund and rebuild: the fixture tests less than it says", risky)
+			if !risky["refund"] || !risky["rebuild"] || !risky["escalate"] || len(risky) != 3 {
+				t.Errorf("retried_non_idempotent for %v, want refund, rebuild and escalate: the fixture tests less than it says", risky)
 			}
 		})
 	}

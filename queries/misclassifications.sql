@@ -16,16 +16,19 @@
 -- run). The definition in force is the one of the tool's latest sighting
 -- before to (ties broken by hash, as queries/tool_changes.sql orders them);
 -- a tool never sighted has no known definition and is left out. The set is
--- read in SQL, not bound: a fleet's tools could pass max_query_size. LIMIT 1
--- BY picks the latest sighting: 18.16 rejected an aggregate function in a
--- subquery inside this query's expressions ("Unknown identifier"). Ingest
--- sights every listed tool hourly (-tool-sighting-every) and the table keeps
--- its whole history, so the latest is looked for in the last two days first
--- (sighted_ms), and before them only for the tools without a sighting there
--- (a scan of the older rows' keys, no sort): 0.18-0.25 s where sorting 58
--- days of sightings of 1,820 tools took 2.2-2.4 s on 18.16 (BENCHMARKS.md,
--- twelfth round). Either sort is by time and hash alone, which puts each
--- tool's latest first as the full key did; without FINAL, since a replayed
+-- read in SQL, not bound: a fleet's tools could pass max_query_size. Each
+-- tool's latest sighting is argMax by (time, hash), which is the row the
+-- time-then-hash order puts last; the set is tested in a SELECT of its own
+-- above the grouping of the chains, because 18.16 rejects an aggregate
+-- function in a subquery inside an aggregating SELECT's expressions
+-- ("Unknown identifier"), which made this lookup a sort with LIMIT 1 BY
+-- until the thirteenth round (0.13-0.20 s against 0.06-0.08 s for argMax, on
+-- both engines; BENCHMARKS.md). Ingest sights every listed tool hourly
+-- (-tool-sighting-every) and the table keeps its whole history, so the
+-- latest is looked for in the last two days first (sighted_ms), and before
+-- them only for the tools without a sighting there (a scan of the older
+-- rows' keys): sorting 58 days of sightings of 1,820 tools took 2.2-2.4 s on
+-- 18.16 (BENCHMARKS.md, twelfth round). Without FINAL, since a replayed
 -- sighting is a copy of its original (time and hash). ARRAY JOIN
 -- unfolds the populations into one candidate row per kind, kept when the
 -- population has at least min_chains chains and passes the kind's test, in
@@ -68,30 +71,33 @@ FROM (
       toUInt64(sumIf(ch.5, bitAnd(ni_ = 1, bitAnd(bitOr(ch.1 = 'UPSTREAM_TIMEOUT', ch.1 = 'UNAVAILABLE'), ch.4 != 0)))) AS ni_calls,
       toUInt64(countIf(bitAnd(ni_ = 1, bitAnd(bitOr(ch.1 = 'UPSTREAM_TIMEOUT', ch.1 = 'UNAVAILABLE'), ch.4 = 2)))) AS ni_ok
     FROM (
+      -- ni_ here, outside the grouping below: 18.16 rejects an aggregate
+      -- function in a subquery of an aggregating SELECT's expressions
+      -- ("Unknown identifier"), and the set takes argMax.
       SELECT
-        tool AS tool_,
-        toUInt8((toString(tenant), toString(server), toString(tool)) GLOBAL IN (
-          SELECT tenant_, server_, tool_
+        tool_,
+        chains_,
+        toUInt8((tenant_, server_, CAST(tool_ AS String)) GLOBAL IN (
+          SELECT tenant_d, server_d, tool_d
           FROM (
             -- The latest sighting of each tool sighted since sighted_ms
             -- (two days before to),
             SELECT
-              toString(tenant) AS tenant_,
-              toString(server) AS server_,
-              toString(tool) AS tool_,
-              definition_hash AS hash_
+              toString(tenant) AS tenant_d,
+              toString(server) AS server_d,
+              toString(tool) AS tool_d,
+              argMax(definition_hash, (ts_ms, definition_hash)) AS hash_d
             FROM tool_sightings
             WHERE ts >= toDateTime(@sighted_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
               AND ts_ms >= @sighted_ms AND ts_ms < @to_ms
-            ORDER BY ts_ms DESC, hash_ DESC
-            LIMIT 1 BY tenant_, server_, tool_
+            GROUP BY tenant_d, server_d, tool_d
             UNION ALL
             -- and of each tool not sighted since, its latest before.
             SELECT
-              toString(tenant) AS tenant_,
-              toString(server) AS server_,
-              toString(tool) AS tool_,
-              definition_hash AS hash_
+              toString(tenant) AS tenant_d,
+              toString(server) AS server_d,
+              toString(tool) AS tool_d,
+              argMax(definition_hash, (ts_ms, definition_hash)) AS hash_d
             FROM tool_sightings
             WHERE ts <= toDateTime(@sighted_s, 'UTC') AND ts_ms < @sighted_ms
               AND cityHash64(tenant, server, tool) GLOBAL NOT IN (
@@ -99,60 +105,65 @@ FROM (
                 FROM tool_sightings
                 WHERE ts >= toDateTime(@sighted_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
                   AND ts_ms >= @sighted_ms AND ts_ms < @to_ms)
-            ORDER BY ts_ms DESC, hash_ DESC
-            LIMIT 1 BY tenant_, server_, tool_
+            GROUP BY tenant_d, server_d, tool_d
           )
-          WHERE (tenant_, server_, tool_, hash_) GLOBAL NOT IN (
+          WHERE (tenant_d, server_d, tool_d, hash_d) GLOBAL NOT IN (
             SELECT toString(tenant), toString(server), toString(tool), definition_hash
             FROM tool_definitions FINAL
-            WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_,
-        arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0,
-        arrayMap(x -> x.1, c0) AS t0,
-        arrayMap(x -> x.3, c0) AS id0,
-        arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
-          arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
-        arrayFilter((x, k) -> k = 1, c0, keep) AS c,
-        arrayFilter((x, k) -> k = 1, t0, keep) AS t,
-        arrayMap(x -> x.5, c) AS f,
-        arrayMap(x -> x.6, c) AS h,
-        arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
-          arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r,
-        arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
-        arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
-        arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc,
-        arrayFilter((i, s) -> s = 1, arrayEnumerate(c), st) AS s_at,
-        arrayFilter((i, e) -> e = 1, arrayEnumerate(c), en) AS e_at,
-        arrayFilter(
-          x -> x.7 >= @from_ms AND x.7 < @to_ms,
-          arrayMap(
-            (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
-            arrayFilter((x, s) -> s = 1, c, st), s_at, e_at,
-            arrayFilter((x, e) -> e = 1, f, en),
-            arrayFilter((x, s) -> s = 1, dc, st),
-            arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
-      FROM calls
-      WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
-        AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
-        AND continuation = 0
-        AND (@tenant = '' OR tenant = @tenant)
-        AND (@all_tenants = 1 OR has(@tenants, tenant))
-        AND (@server = '' OR server = @server)
-        AND (@tool = '' OR tool = @tool)
-        -- Only the groups with a failure: their hashes first, from the failed
-        -- calls alone (see the header).
-        AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
-          SELECT cityHash64(tenant, server, session_key, tool)
-          FROM calls
-          WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
-            AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
-            AND continuation = 0
-            AND is_failure = 1
-            AND (@tenant = '' OR tenant = @tenant)
-            AND (@all_tenants = 1 OR has(@tenants, tenant))
-            AND (@server = '' OR server = @server)
-            AND (@tool = '' OR tool = @tool))
-      GROUP BY tenant, server, session_key, tool
-      HAVING max(is_failure) = 1
+            WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_
+      FROM (
+        SELECT
+          tool AS tool_,
+          toString(tenant) AS tenant_,
+          toString(server) AS server_,
+          arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0,
+          arrayMap(x -> x.1, c0) AS t0,
+          arrayMap(x -> x.3, c0) AS id0,
+          arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+            arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
+          arrayFilter((x, k) -> k = 1, c0, keep) AS c,
+          arrayFilter((x, k) -> k = 1, t0, keep) AS t,
+          arrayMap(x -> x.5, c) AS f,
+          arrayMap(x -> x.6, c) AS h,
+          arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
+            arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r,
+          arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+          arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+          arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc,
+          arrayFilter((i, s) -> s = 1, arrayEnumerate(c), st) AS s_at,
+          arrayFilter((i, e) -> e = 1, arrayEnumerate(c), en) AS e_at,
+          arrayFilter(
+            x -> x.7 >= @from_ms AND x.7 < @to_ms,
+            arrayMap(
+              (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
+              arrayFilter((x, s) -> s = 1, c, st), s_at, e_at,
+              arrayFilter((x, e) -> e = 1, f, en),
+              arrayFilter((x, s) -> s = 1, dc, st),
+              arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
+        FROM calls
+        WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+          AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+          AND continuation = 0
+          AND (@tenant = '' OR tenant = @tenant)
+          AND (@all_tenants = 1 OR has(@tenants, tenant))
+          AND (@server = '' OR server = @server)
+          AND (@tool = '' OR tool = @tool)
+          -- Only the groups with a failure: their hashes first, from the failed
+          -- calls alone (see the header).
+          AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+            SELECT cityHash64(tenant, server, session_key, tool)
+            FROM calls
+            WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+              AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+              AND continuation = 0
+              AND is_failure = 1
+              AND (@tenant = '' OR tenant = @tenant)
+              AND (@all_tenants = 1 OR has(@tenants, tenant))
+              AND (@server = '' OR server = @server)
+              AND (@tool = '' OR tool = @tool))
+        GROUP BY tenant, server, session_key, tool
+        HAVING max(is_failure) = 1
+      )
     )
     ARRAY JOIN chains_ AS ch
     GROUP BY tool_, cat_

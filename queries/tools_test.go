@@ -395,7 +395,11 @@ func TestToolVersionsOverALongHistory(t *testing.T) {
 // days before, read-only an hour before) no; old_latest (read-only 20 days
 // before, no hints 10 days before) yes; future (no hints 10 days before,
 // read-only after the range) yes; two_old (no hints 30 days before, sighted
-// again 9 days before with read-only) no.
+// again 9 days before with read-only) no; two_recent (no hints 30 hours
+// before, read-only 2 hours before) no, and two_recent_flip (the reverse)
+// yes; tie_recent and tie_old (two versions sighted at the same instant)
+// take the larger hash's hints: no hints for tie_old only, so yes, and
+// tie_recent no.
 func TestRetriedNonIdempotentFromOldSightings(t *testing.T) {
 	day := 24 * time.Hour
 	var tools pipeline.ToolRows
@@ -414,8 +418,19 @@ func TestRetriedNonIdempotentFromOldSightings(t *testing.T) {
 	version("future", 7, 1, 2*time.Hour)
 	version("two_old", 8, -1, -30*day)
 	version("two_old", 9, 1, -9*day, -25*day)
+	// Two versions in the last two days: the later one is in force.
+	version("two_recent", 10, -1, -30*time.Hour)
+	version("two_recent", 11, 1, -2*time.Hour)
+	version("two_recent_flip", 12, 1, -30*time.Hour)
+	version("two_recent_flip", 13, -1, -2*time.Hour)
+	// Two versions sighted at the same instant: the larger hash is in
+	// force, as tool_changes.sql orders ties.
+	version("tie_recent", 14, -1, -3*time.Hour)
+	version("tie_recent", 15, 1, -3*time.Hour)
+	version("tie_old", 16, 1, -12*day)
+	version("tie_old", 17, -1, -12*day)
 	var fx []call
-	for i, tool := range []string{"old_only", "recent_wins", "old_latest", "future", "two_old"} {
+	for i, tool := range []string{"old_only", "recent_wins", "old_latest", "future", "two_old", "two_recent", "two_recent_flip", "tie_recent", "tie_old"} {
 		s := fmt.Sprintf("s%d", i)
 		fx = append(fx,
 			call{at: time.Duration(i) * time.Minute, server: "ops", tool: tool, session: s, req: "1", category: classify.UpstreamTimeout, args: "a"},
@@ -436,7 +451,7 @@ func TestRetriedNonIdempotentFromOldSightings(t *testing.T) {
 					got = append(got, m.Tool)
 				}
 			}
-			if want := []string{"future", "old_latest", "old_only"}; !reflect.DeepEqual(got, want) {
+			if want := []string{"future", "old_latest", "old_only", "tie_old", "two_recent_flip"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("retried_non_idempotent for %v, want %v", got, want)
 			}
 		})

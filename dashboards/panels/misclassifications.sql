@@ -67,7 +67,40 @@ FROM (
     FROM (
       SELECT
         tool_,
-        ni_,
+        toUInt8((tenant_, server_, CAST(tool_ AS String)) GLOBAL IN (
+          SELECT tenant_d, server_d, tool_d
+          FROM (
+            SELECT
+              toString(tenant) AS tenant_d,
+              toString(server) AS server_d,
+              toString(tool) AS tool_d,
+              argMax(definition_hash, (ts_ms, definition_hash)) AS hash_d
+            FROM tool_sightings
+            WHERE ts >= $__toTime - 172800
+              AND ts_ms >= (toInt64(toUInt32($__toTime)) - 172800) * 1000
+              AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
+            GROUP BY tenant_d, server_d, tool_d
+            UNION ALL
+            SELECT
+              toString(tenant) AS tenant_d,
+              toString(server) AS server_d,
+              toString(tool) AS tool_d,
+              argMax(definition_hash, (ts_ms, definition_hash)) AS hash_d
+            FROM tool_sightings
+            WHERE ts <= $__toTime - 172800
+              AND ts_ms < (toInt64(toUInt32($__toTime)) - 172800) * 1000
+              AND cityHash64(tenant, server, tool) GLOBAL NOT IN (
+                SELECT cityHash64(tenant, server, tool)
+                FROM tool_sightings
+                WHERE ts >= $__toTime - 172800
+                  AND ts_ms >= (toInt64(toUInt32($__toTime)) - 172800) * 1000
+                  AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000)
+            GROUP BY tenant_d, server_d, tool_d
+          )
+          WHERE (tenant_d, server_d, tool_d, hash_d) GLOBAL NOT IN (
+            SELECT toString(tenant), toString(server), toString(tool), definition_hash
+            FROM tool_definitions FINAL
+            WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_,
         arrayMap(x -> x.1, c0) AS t0,
         arrayMap(x -> x.3, c0) AS id0,
         -- c: the sequence without the extra copies of a re-ingested call (same
@@ -96,42 +129,8 @@ FROM (
       FROM (
         SELECT
           tool AS tool_,
-          toUInt8((toString(tenant), toString(server), toString(tool)) GLOBAL IN (
-            SELECT tenant_, server_, tool_
-            FROM (
-              SELECT
-                toString(tenant) AS tenant_,
-                toString(server) AS server_,
-                toString(tool) AS tool_,
-                definition_hash AS hash_
-              FROM tool_sightings
-              WHERE ts >= $__toTime - 172800
-                AND ts_ms >= (toInt64(toUInt32($__toTime)) - 172800) * 1000
-                AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
-              ORDER BY ts_ms DESC, hash_ DESC
-              LIMIT 1 BY tenant_, server_, tool_
-              UNION ALL
-              SELECT
-                toString(tenant) AS tenant_,
-                toString(server) AS server_,
-                toString(tool) AS tool_,
-                definition_hash AS hash_
-              FROM tool_sightings
-              WHERE ts <= $__toTime - 172800
-                AND ts_ms < (toInt64(toUInt32($__toTime)) - 172800) * 1000
-                AND cityHash64(tenant, server, tool) GLOBAL NOT IN (
-                  SELECT cityHash64(tenant, server, tool)
-                  FROM tool_sightings
-                  WHERE ts >= $__toTime - 172800
-                    AND ts_ms >= (toInt64(toUInt32($__toTime)) - 172800) * 1000
-                    AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000)
-              ORDER BY ts_ms DESC, hash_ DESC
-              LIMIT 1 BY tenant_, server_, tool_
-            )
-            WHERE (tenant_, server_, tool_, hash_) GLOBAL NOT IN (
-              SELECT toString(tenant), toString(server), toString(tool), definition_hash
-              FROM tool_definitions FINAL
-              WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_,
+          toString(tenant) AS tenant_,
+          toString(server) AS server_,
           arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
         FROM calls
         WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
