@@ -11,7 +11,11 @@
 -- quadratic in a tool's sightings (on 18.16 it asked for 32 GiB over two
 -- months of hourly sightings of 1,820 tools; BENCHMARKS.md, twelfth round). A replayed sighting is a copy of its original,
 -- the same time and hash: it sorts next to it and is no change, so the table
--- is read without FINAL.
+-- is read without FINAL. The rows come in the arrays' order, hash after
+-- time: two versions sighted at the same instant (two ingest processes)
+-- change the definition twice, and the larger hash is in force after both;
+-- ordered by time alone, the two came back in any order, and the version in
+-- force taken from the last of them (queries.ToolVersions) with them.
 SELECT
   tenant_,
   server_,
@@ -40,4 +44,4 @@ FROM (
   GROUP BY tenant_, server_, tool_
 )
 ARRAY JOIN points AS p
-ORDER BY tenant_, server_, tool_, change_ms
+ORDER BY tenant_, server_, tool_, change_ms, change_hash

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -453,6 +454,49 @@ func TestRetriedNonIdempotentFromOldSightings(t *testing.T) {
 			}
 			if want := []string{"future", "old_latest", "old_only", "tie_old", "two_recent_flip"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("retried_non_idempotent for %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestToolVersionsTieAtTheSameInstant: two ingest processes sight two
+// versions of a tool at the same millisecond, for many tools, and one of
+// them again an hour later. The larger hash is in force after the instant
+// (the order of tool_changes.sql's arrays, and of misclassifications'
+// argMax), whichever order the engine returns the rows in: the rows must
+// come back ordered by hash after time, or the version in force is a coin
+// toss.
+func TestToolVersionsTieAtTheSameInstant(t *testing.T) {
+	var tools pipeline.ToolRows
+	for i := range 200 {
+		tool := fmt.Sprintf("tool%03d", i)
+		lo, hi := uint64(2*i+1), uint64(2*i+2)
+		tools.Sightings = append(tools.Sightings, sighting("acme", "kb", tool, hi, -2*time.Hour),
+			sighting("acme", "kb", tool, lo, -2*time.Hour))
+	}
+	f := queries.Filter{From: t0.Add(-time.Hour), To: t0}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.InsertTools(t, tools)
+			versions, err := queries.ToolVersions(context.Background(), e.DB, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := 0
+			for _, v := range versions {
+				h, err := strconv.ParseUint(v.DefinitionHash, 16, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v.Current != (h%2 == 0) {
+					t.Errorf("%s: version %d current=%v, want the larger hash current", v.Tool, h, v.Current)
+				}
+				if v.Current {
+					current++
+				}
+			}
+			if current != 200 {
+				t.Errorf("%d tools with a current version, want 200", current)
 			}
 		})
 	}

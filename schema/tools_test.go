@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -81,6 +82,52 @@ func TestToolCatalogLoadsFromEveryEngine(t *testing.T) {
 				if got != tt.want {
 					t.Errorf("in force at minute %d: %d, want %d", tt.min, got, tt.want)
 				}
+			}
+		})
+	}
+}
+
+// TestToolCatalogLoadsALongHistory: a tool sighted 30,000 times (hourly for
+// three and a half years, or months of a fleet of ingest processes) whose
+// definition flips every 1,000 sightings, and a tool sighted as two versions
+// at the same instant by two processes (the larger hash is in force). Ingest loads the change points at
+// start and every -tool-refresh; the former query copied a tool's whole
+// history for every sighting and asked both engines for gigabytes here,
+// past their memory limits, so ingest would not have started.
+func TestToolCatalogLoadsALongHistory(t *testing.T) {
+	const n, run = 30_000, 1_000
+	base := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	sight := func(tool string, at time.Time, hash uint64) pipeline.ToolSighting {
+		return pipeline.ToolSighting{Time: at, TimeMs: at.UnixMilli(), Tenant: "acme", Server: "kb", Tool: tool,
+			DefinitionHash: hash, IngestedMs: 1}
+	}
+	var rows pipeline.ToolRows
+	for _, h := range []uint64{1, 2, 10, 20} {
+		for _, tool := range []string{"search_docs", "tie"} {
+			rows.Definitions = append(rows.Definitions, pipeline.ToolDef{Tenant: "acme", Server: "kb", Tool: tool, Hash: h,
+				InputSchema: fmt.Sprintf(`{"type":"object","title":"v%d"}`, h), ReadOnlyHint: -1, DestructiveHint: -1,
+				IdempotentHint: -1, OpenWorldHint: -1, Definition: "{}", IngestedMs: 1})
+		}
+	}
+	for i := range n {
+		rows.Sightings = append(rows.Sightings, sight("search_docs", base.Add(time.Duration(i-n)*time.Hour), uint64(1+i/run%2)))
+	}
+	rows.Sightings = append(rows.Sightings, sight("tie", base, 20), sight("tie", base, 10))
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.InsertTools(t, rows)
+			tl := pipeline.NewTools(nil, e.DB, pipeline.ToolsConfig{}, prometheus.NewRegistry(), nil)
+			if err := tl.Load(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < n; i += run / 2 {
+				want := uint64(1 + i/run%2)
+				if got, ok := tl.InForce("acme", "kb", "search_docs", base.Add(time.Duration(i-n)*time.Hour)); !ok || got != want {
+					t.Fatalf("in force at sighting %d: %d (%v), want %d", i, got, ok, want)
+				}
+			}
+			if got, _ := tl.InForce("acme", "kb", "tie", base); got != 20 {
+				t.Errorf("in force at the tie: %d, want the larger hash, 20", got)
 			}
 		})
 	}
