@@ -1,5 +1,7 @@
-// Package compact folds the copies of re-ingested calls now, where
-// ClickHouse's background merges would fold them some time later.
+// Package compact folds data that ClickHouse keeps more of than the
+// answers need: the copies of re-ingested calls (Days), now where the
+// background merges would fold them some time later, and the old tool
+// sightings between the ends of unchanged runs (Sightings).
 //
 // A call ingested again (a replay of old captures, to reclassify them under
 // new rules) is a second row with the same identity until a merge of the
@@ -23,9 +25,11 @@ import (
 //go:embed optimize_day.sql
 var optimizeDaySQL string
 
-// DB is what Days needs: clickhouse-go's driver.Conn, or chDB in tests.
+// DB is what Days and Sightings need: clickhouse-go's driver.Conn, or chDB
+// in tests.
 type DB interface {
 	Exec(ctx context.Context, query string, args ...any) error
+	Select(ctx context.Context, dest any, query string, args ...any) error
 }
 
 // DayOf is the daily partition of the calls table (PARTITION BY

@@ -81,6 +81,9 @@ func TestDaysFoldsTheCopiesOfAReplayedDay(t *testing.T) {
 type failingDB struct{}
 
 func (failingDB) Exec(context.Context, string, ...any) error { return errors.New("server gone") }
+func (failingDB) Select(context.Context, any, string, ...any) error {
+	return errors.New("server gone")
+}
 
 func TestDaysNamesTheDayThatFailed(t *testing.T) {
 	err := compact.Days(context.Background(), failingDB{}, []uint32{20261128, 20261129}, nil)

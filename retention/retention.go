@@ -3,7 +3,10 @@
 // TTL (ClickHouse 19.6 and later, and chDB) it sets each table's TTL and the
 // server's merges delete expired rows; on older servers (18.16) it drops
 // the daily partitions (PARTITION BY toYYYYMMDD) that lie wholly before the
-// cutoff. Both are idempotent: running them again changes nothing.
+// cutoff. Both are idempotent: running them again changes nothing. It also
+// folds the tool sightings older than Config.Sightings (compact.Sightings),
+// which keeps every answer read from them and stops the table from growing
+// by a row per tool and hour for ever.
 package retention
 
 import (
@@ -17,13 +20,25 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/mcplens/mcplens/compact"
 )
 
 // Config says how long data is kept; 0 keeps it for ever.
 type Config struct {
 	Raw    time.Duration // calls and dead_letters (-retention)
 	Rollup time.Duration // calls_5m (-rollup-retention)
+	// Sightings is the age after which tool sightings are folded to the
+	// ends of their unchanged runs, whole UTC days
+	// (-tool-sightings-fold-after); 0 never folds them.
+	Sightings time.Duration
 }
+
+// foldPoll and foldWait bound the wait for the sightings fold's mutation.
+const (
+	foldPoll = 200 * time.Millisecond
+	foldWait = 10 * time.Minute
+)
 
 // Validate checks that the rollup outlives the raw calls it summarises and
 // that both are whole days.
@@ -31,7 +46,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"-retention", c.Raw}, {"-rollup-retention", c.Rollup}} {
+	}{{"-retention", c.Raw}, {"-rollup-retention", c.Rollup}, {"-tool-sightings-fold-after", c.Sightings}} {
 		if d.v < 0 || d.v%(24*time.Hour) != 0 {
 			return fmt.Errorf("%s %s: want whole days (e.g. 720h for 30 days), or 0 to keep for ever", d.flag, d.v)
 		}
@@ -105,6 +120,17 @@ func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error
 		res.Changed = append(res.Changed, dropped...)
 		if err != nil {
 			return res, err
+		}
+	}
+	if cfg.Sightings > 0 {
+		// At a UTC midnight, so that whole days fold, once a day.
+		cutoff := now.Add(-cfg.Sightings).UTC().Truncate(24 * time.Hour)
+		f, err := compact.Sightings(ctx, db, cutoff, foldPoll, foldWait)
+		if err != nil {
+			return res, fmt.Errorf("retention: %w", err)
+		}
+		if f.Folded > 0 {
+			res.Changed = append(res.Changed, fmt.Sprintf("tool_sightings: folded %d of the %d sightings before %s", f.Folded, f.Before, cutoff.Format(time.DateOnly)))
 		}
 	}
 	return res, nil
@@ -203,7 +229,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"result"}),
 		changes: f.NewCounter(prometheus.CounterOpts{
 			Name: "mcplens_retention_changes_total",
-			Help: "Partitions dropped and TTLs set by the retention job.",
+			Help: "Partitions dropped, TTLs set and tool sightings folds done by the retention job.",
 		}),
 		lastSuccess: f.NewGauge(prometheus.GaugeOpts{
 			Name: "mcplens_retention_last_success_timestamp_seconds",

@@ -97,6 +97,59 @@ func TestRetention(t *testing.T) {
 	}
 }
 
+// TestRetentionFoldsOldToolSightings: a tool sighted hourly for ten days,
+// its definition changed once on the third day. With sightings folded after
+// 7 days, the days before the cutoff (a UTC midnight) keep the ends of
+// their runs, the rest stays; the run's change point stays too. A second
+// run the same day folds nothing.
+func TestRetentionFoldsOldToolSightings(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 15, 30, 0, 0, time.UTC)
+	start := now.Add(-10 * day).Truncate(day) // 2026-11-19
+	cutoff := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	var rows pipeline.ToolRows
+	var before, kept int
+	for at := start.Add(30 * time.Minute); at.Before(now); at = at.Add(time.Hour) {
+		hash := uint64(1)
+		if !at.Before(start.Add(2*day + 10*time.Hour)) { // 11-21 10:30
+			hash = 2
+		}
+		rows.Sightings = append(rows.Sightings, pipeline.ToolSighting{Time: at, TimeMs: at.UnixMilli(), Tenant: "acme",
+			Server: "kb", Tool: "search", DefinitionHash: hash, IngestedMs: 1})
+		if at.Before(cutoff) {
+			before++
+		}
+	}
+	// Kept before the cutoff: each of the three days' first and last, and
+	// on 11-21 the last of version 1 (09:30) and the first of version 2.
+	kept = 3*2 + 2
+	cfg := retention.Config{Sightings: 7 * day}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.InsertTools(t, rows)
+			res, err := retention.Apply(ctx, e.DB, cfg, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("tool_sightings: folded %d of the %d sightings before 2026-11-22", before-kept, before)
+			if len(res.Changed) != 1 || res.Changed[0] != want {
+				t.Fatalf("changes %q, want %q", res.Changed, want)
+			}
+			if n := count(t, e, "SELECT count() AS n FROM tool_sightings"); n != uint64(len(rows.Sightings)-before+kept) {
+				t.Errorf("%d sightings left, want %d", n, len(rows.Sightings)-before+kept)
+			}
+			if n := count(t, e, "SELECT count() AS n FROM tool_sightings WHERE definition_hash = 2 AND ts_ms = "+
+				fmt.Sprint(start.Add(2*day+10*time.Hour+30*time.Minute).UnixMilli())); n != 1 {
+				t.Errorf("the change point at 11-21 10:30 was folded")
+			}
+			again, err := retention.Apply(ctx, e.DB, cfg, now.Add(time.Hour))
+			if err != nil || len(again.Changed) != 0 {
+				t.Errorf("second run: %v, %v; want no change", again.Changed, err)
+			}
+		})
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  retention.Config
@@ -106,6 +159,8 @@ func TestConfigValidate(t *testing.T) {
 		{retention.Config{}, ""},
 		{retention.Config{Raw: 30 * day}, ""},
 		{retention.Config{Raw: 36 * time.Hour}, "whole days"},
+		{retention.Config{Sightings: 7 * day}, ""},
+		{retention.Config{Sightings: 36 * time.Hour}, "-tool-sightings-fold-after 36h0m0s: want whole days"},
 		{retention.Config{Raw: -day}, "whole days"},
 		{retention.Config{Raw: 30 * day, Rollup: 7 * day}, "shorter than -retention"},
 	} {
