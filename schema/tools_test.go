@@ -50,14 +50,9 @@ func TestToolTablesHaveEveryInsertedColumn(t *testing.T) {
 // the sightings say, on both engines (select_tool_changes.sql).
 func TestToolCatalogLoadsFromEveryEngine(t *testing.T) {
 	base := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
-	def := func(hash uint64, schema string) pipeline.ToolDef {
-		return pipeline.ToolDef{Tenant: "acme", Server: "kb", Tool: "search_docs", Hash: hash, InputSchema: schema,
-			ReadOnlyHint: -1, DestructiveHint: -1, IdempotentHint: -1, OpenWorldHint: -1, Definition: "{}", IngestedMs: 1}
-	}
+	def := func(hash uint64, schema string) pipeline.ToolDef { return toolDef("search_docs", hash, schema) }
 	sight := func(min int, hash uint64) pipeline.ToolSighting {
-		at := base.Add(time.Duration(min) * time.Minute)
-		return pipeline.ToolSighting{Time: at, TimeMs: at.UnixMilli(), Tenant: "acme", Server: "kb", Tool: "search_docs",
-			DefinitionHash: hash, IngestedMs: 1}
+		return toolSighting("search_docs", base.Add(time.Duration(min)*time.Minute), hash)
 	}
 	rows := pipeline.ToolRows{
 		Definitions: []pipeline.ToolDef{def(1<<63+1, `{"type":"object"}`), def(2, `{"type":"object","required":["q"]}`)},
@@ -66,11 +61,7 @@ func TestToolCatalogLoadsFromEveryEngine(t *testing.T) {
 	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			e.InsertTools(t, rows)
-			tl := pipeline.NewTools(nil, e.DB, pipeline.ToolsConfig{}, prometheus.NewRegistry(), nil)
-			if err := tl.Load(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			tl := loadedCatalog(t, e, rows)
 			for _, tt := range []struct {
 				min  int
 				want uint64
@@ -97,29 +88,18 @@ func TestToolCatalogLoadsFromEveryEngine(t *testing.T) {
 func TestToolCatalogLoadsALongHistory(t *testing.T) {
 	const n, run = 30_000, 1_000
 	base := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
-	sight := func(tool string, at time.Time, hash uint64) pipeline.ToolSighting {
-		return pipeline.ToolSighting{Time: at, TimeMs: at.UnixMilli(), Tenant: "acme", Server: "kb", Tool: tool,
-			DefinitionHash: hash, IngestedMs: 1}
-	}
 	var rows pipeline.ToolRows
 	for _, h := range []uint64{1, 2, 10, 20} {
-		for _, tool := range []string{"search_docs", "tie"} {
-			rows.Definitions = append(rows.Definitions, pipeline.ToolDef{Tenant: "acme", Server: "kb", Tool: tool, Hash: h,
-				InputSchema: fmt.Sprintf(`{"type":"object","title":"v%d"}`, h), ReadOnlyHint: -1, DestructiveHint: -1,
-				IdempotentHint: -1, OpenWorldHint: -1, Definition: "{}", IngestedMs: 1})
-		}
+		rows.Definitions = append(rows.Definitions, toolDef("search_docs", h, fmt.Sprintf(`{"title":"v%d"}`, h)),
+			toolDef("tie", h, fmt.Sprintf(`{"title":"v%d"}`, h)))
 	}
 	for i := range n {
-		rows.Sightings = append(rows.Sightings, sight("search_docs", base.Add(time.Duration(i-n)*time.Hour), uint64(1+i/run%2)))
+		rows.Sightings = append(rows.Sightings, toolSighting("search_docs", base.Add(time.Duration(i-n)*time.Hour), uint64(1+i/run%2)))
 	}
-	rows.Sightings = append(rows.Sightings, sight("tie", base, 20), sight("tie", base, 10))
+	rows.Sightings = append(rows.Sightings, toolSighting("tie", base, 20), toolSighting("tie", base, 10))
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			e.InsertTools(t, rows)
-			tl := pipeline.NewTools(nil, e.DB, pipeline.ToolsConfig{}, prometheus.NewRegistry(), nil)
-			if err := tl.Load(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			tl := loadedCatalog(t, e, rows)
 			for i := 0; i < n; i += run / 2 {
 				want := uint64(1 + i/run%2)
 				if got, ok := tl.InForce("acme", "kb", "search_docs", base.Add(time.Duration(i-n)*time.Hour)); !ok || got != want {
@@ -131,4 +111,29 @@ func TestToolCatalogLoadsALongHistory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// toolDef is a definition of acme's kb tool with input schema schema and no
+// hints.
+func toolDef(tool string, hash uint64, schema string) pipeline.ToolDef {
+	return pipeline.ToolDef{Tenant: "acme", Server: "kb", Tool: tool, Hash: hash, InputSchema: schema,
+		ReadOnlyHint: -1, DestructiveHint: -1, IdempotentHint: -1, OpenWorldHint: -1, Definition: "{}", IngestedMs: 1}
+}
+
+// toolSighting is a sighting of acme's kb tool at at.
+func toolSighting(tool string, at time.Time, hash uint64) pipeline.ToolSighting {
+	return pipeline.ToolSighting{Time: at, TimeMs: at.UnixMilli(), Tenant: "acme", Server: "kb", Tool: tool,
+		DefinitionHash: hash, IngestedMs: 1}
+}
+
+// loadedCatalog stores rows on e and loads them into a fresh catalog, as
+// ingest does at start.
+func loadedCatalog(t *testing.T, e *chtest.Engine, rows pipeline.ToolRows) *pipeline.Tools {
+	t.Helper()
+	e.InsertTools(t, rows)
+	tl := pipeline.NewTools(nil, e.DB, pipeline.ToolsConfig{}, prometheus.NewRegistry(), nil)
+	if err := tl.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return tl
 }
