@@ -41,7 +41,7 @@ const (
 )
 
 // Validate checks that the rollup outlives the raw calls it summarises and
-// that both are whole days.
+// that every setting is whole days.
 func (c Config) Validate() error {
 	for _, d := range []struct {
 		flag string
@@ -130,7 +130,8 @@ func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error
 			return res, fmt.Errorf("retention: %w", err)
 		}
 		if f.Folded > 0 {
-			res.Changed = append(res.Changed, fmt.Sprintf("tool_sightings: folded %d of the %d sightings before %s", f.Folded, f.Before, cutoff.Format(time.DateOnly)))
+			res.Changed = append(res.Changed, fmt.Sprintf("tool_sightings: folded %d of the %d sightings before %s in %s",
+				f.Folded, f.Before, cutoff.Format(time.DateOnly), f.Took.Round(time.Millisecond)))
 		}
 	}
 	return res, nil
