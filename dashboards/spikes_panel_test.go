@@ -1,0 +1,164 @@
+package dashboards_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+)
+
+// spikesPanel returns the INVALID_ARGUMENT spikes panel's SQL and its
+// variables at All, and its FINAL form (testdata/final), the definition.
+func spikesPanel(t *testing.T) (panel panelTarget, final string) {
+	t.Helper()
+	for _, tg := range panelTargets(t, "") {
+		if tg.file == "invalid_argument_spikes" {
+			b, err := os.ReadFile(filepath.Join("testdata", "final", tg.file+".sql"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tg, string(b)
+		}
+	}
+	t.Fatal("no invalid_argument_spikes panel")
+	return panelTarget{}, ""
+}
+
+// hourlyFleet returns, for each of tools tools, 20 calls in each of the
+// hours [0, hours) before now, but for gaps (a tool skips the hours where
+// (h*7 + k*3) % 11 == 0), 0, 1 or 2 of them INVALID_ARGUMENT by a
+// pseudo-random pattern, and 3 in some of the last two days' hours. A
+// baseline's share then hovers around 5 %, the share at which 3 of 20 is
+// exactly 3 times it, so that whether a bucket is a spike turns on single
+// buckets of its baseline, the one exactly 7 days before it included.
+// Every fourth call is ingested twice, and some of the last two days' a
+// second time as INVALID_ARGUMENT, so that the counts must drop replaced
+// copies. (The rollup that the baseline before the range comes from counts
+// a call re-ingested in another class under both, a documented
+// approximation: the range, which the panel reads raw, holds them.)
+func hourlyFleet(tools, hours int) []pipeline.Call {
+	var fs []fx
+	for k := 0; k < tools; k++ {
+		tool := fmt.Sprintf("tool_%03d", k)
+		for h := 0; h < hours; h++ {
+			if (h*7+k*3)%11 == 0 {
+				continue
+			}
+			bad := (h*7 + k*13 + h*h) % 3
+			if h < 48 && (h+k)%4 == 1 {
+				bad = 3
+			}
+			for i := 0; i < 20; i++ {
+				c := classify.OK
+				if i < bad {
+					c = classify.InvalidArgument
+				}
+				f := fx{at: time.Duration(h)*hr + time.Duration(i+1)*time.Minute, tool: tool, session: fmt.Sprintf("%s-%d-%d", tool, h, i), category: c}
+				if h < 40 && (h*20+i)%37 == 0 { // in the range, read raw
+					f.latest = classify.InvalidArgument
+				}
+				fs = append(fs, f)
+			}
+		}
+	}
+	out := calls(fs)
+	for i := 0; i < len(out); i += 4 {
+		c := out[i]
+		c.IngestedMs += 10
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestInvalidArgumentSpikesPanelSumsItsBaselineExactly compares the panel,
+// whose 7-day baseline is a running sum over each tool's sorted buckets,
+// with its FINAL form, which sums the buckets of each baseline one by one:
+// a fleet of tools with buckets every hour but for gaps, so that most
+// buckets have one exactly 7 days (604800 s) before them, which the
+// baseline includes, and re-ingested calls, over a range of two days whose
+// baseline partly comes from the rollup. Then with the panel's memory
+// capped: the FINAL form's per-bucket copies of each tool's arrays are
+// quadratic in its buckets and do not fit where the running sum does.
+func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
+	tg, final := spikesPanel(t)
+	fleet := hourlyFleet(6, 10*24)
+	r := macroRange{from: now.Add(-48 * time.Hour), to: now, interval: 5 * time.Minute}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, fleet)
+			_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, r))
+			_, want := query(t, e, expandPanel(t, final, tg.vars, nil, r))
+			spikes := 0
+			for _, row := range want {
+				if v, ok := row[3].(float64); ok && !math.IsNaN(v) { // chDB scans NULL as NaN
+					spikes++
+				}
+			}
+			if spikes == 0 || spikes == len(want) {
+				t.Fatalf("%d spikes in %d rows: the fixture must hold both", spikes, len(want))
+			}
+			if g, w := canonical(got), canonical(want); g != w {
+				t.Errorf("the panel differs from its FINAL form:\n got %s\nwant %s", g, w)
+			}
+		})
+	}
+}
+
+// TestInvalidArgumentSpikesPanelIsLinearInItsBuckets runs the panel over
+// 100 tools with a bucket in every hour of a 7-day range and of the 7 days
+// before it (336 buckets a tool), with the query's memory capped at 96 MB:
+// the panel needs a few MB; its FINAL form, whose baseline copies both of
+// a tool's arrays for each bucket, asks for hundreds (checked here too, so
+// that the cap is known to bind).
+func TestInvalidArgumentSpikesPanelIsLinearInItsBuckets(t *testing.T) {
+	tg, final := spikesPanel(t)
+	var fs []fx
+	for k := 0; k < 100; k++ {
+		for h := 0; h < 14*24; h++ {
+			c := classify.OK
+			if (h+k)%4 == 0 {
+				c = classify.InvalidArgument
+			}
+			fs = append(fs, fx{at: time.Duration(h)*hr + 30*time.Minute, tool: fmt.Sprintf("tool_%02d", k), session: fmt.Sprintf("s%d-%d", k, h), category: c})
+		}
+	}
+	fleet := calls(fs)
+	r := macroRange{from: now.Add(-7 * 24 * time.Hour), to: now, interval: time.Hour}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, fleet)
+			panel, def := expandPanel(t, tg.sql, tg.vars, nil, r), expandPanel(t, final, tg.vars, nil, r)
+			if _, rows := query(t, e, panel); len(rows) != 100*7*24 {
+				t.Errorf("%d rows, want one per tool and hour: %d", len(rows), 100*7*24)
+			}
+			if err := execCapped(t, e, panel, 96_000_000); err != nil {
+				t.Errorf("the panel with its memory capped at 96 MB: %v", err)
+			}
+			err := execCapped(t, e, def, 96_000_000)
+			if err == nil || !strings.Contains(err.Error(), "emory limit") {
+				t.Errorf("the FINAL form under the same cap: %v; want a memory limit error (the cap does not bind)", err)
+			}
+		})
+	}
+}
+
+// execCapped runs sql on e with max_memory_usage set to limit: as a query
+// setting on the server (18.16 does not apply a SETTINGS clause of a
+// SELECT), as a SETTINGS clause on chDB.
+func execCapped(t *testing.T, e *chtest.Engine, sql string, limit int) error {
+	t.Helper()
+	if e.Conn != nil {
+		ctx := clickhouse.Context(t.Context(), clickhouse.WithSettings(clickhouse.Settings{"max_memory_usage": limit}))
+		return e.Conn.Exec(ctx, sql)
+	}
+	return e.DB.Exec(t.Context(), fmt.Sprintf("%s SETTINGS max_memory_usage = %d", sql, limit))
+}
