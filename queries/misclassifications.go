@@ -93,24 +93,17 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)),
 		clickhouse.Named("sighted_ms", sighted), clickhouse.Named("sighted_s", floorDiv(sighted, 1000)))
 	// The first error cancels the other query and is the one returned.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var flagged []Misclassification
-	done := make(chan error, 1)
-	go func() {
-		err := db.Select(ctx, &flagged, misflaggedSQL, args...)
-		if err != nil {
-			cancel(fmt.Errorf("misflagged: %w", err))
-		}
-		done <- err
-	}()
-	var rows []Misclassification
-	err = db.Select(ctx, &rows, misclassificationsSQL, args...)
+	var rows, flagged []Misclassification
+	err = together(ctx,
+		func(ctx context.Context) error { return db.Select(ctx, &rows, misclassificationsSQL, args...) },
+		func(ctx context.Context) error {
+			if err := db.Select(ctx, &flagged, misflaggedSQL, args...); err != nil {
+				return fmt.Errorf("misflagged: %w", err)
+			}
+			return nil
+		})
 	if err != nil {
-		cancel(err)
-	}
-	if errFlagged := <-done; err != nil || errFlagged != nil {
-		return nil, fmt.Errorf("misclassifications: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("misclassifications: %w", err)
 	}
 	rows = append(rows, flagged...)
 	slices.SortFunc(rows, func(a, b Misclassification) int {

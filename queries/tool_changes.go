@@ -5,21 +5,21 @@ import (
 	"time"
 )
 
-// attachDefinitionChanges sets DefinitionChangedAt on the spikes whose
-// tool's definition changed in [bucket - step, bucket + step): in the
-// spiking bucket or in the one before it. Changes are read for the tools of
-// f (any server of f's), so a tool name shared by two servers takes the
-// change of either.
-func attachDefinitionChanges(ctx context.Context, db DB, f Filter, step time.Duration, spikes []Spike) error {
-	if len(spikes) == 0 {
-		return nil
-	}
+// definitionChangesAround returns the definition changes of the tools of f
+// in [f.From - step, f.To): those attachDefinitionChanges can attach to a
+// bucket of f.
+func definitionChangesAround(ctx context.Context, db DB, f Filter, step time.Duration) ([]DefinitionChange, error) {
 	cf := f
 	cf.From = f.From.Add(-step)
-	changes, err := DefinitionChanges(ctx, db, cf)
-	if err != nil {
-		return err
-	}
+	return DefinitionChanges(ctx, db, cf)
+}
+
+// attachDefinitionChanges sets DefinitionChangedAt on the spikes whose
+// tool's definition changed in [bucket - step, bucket + step): in the
+// spiking bucket or in the one before it. Changes are those of the tools of
+// the spikes' filter (any server of its), so a tool name shared by two
+// servers takes the change of either.
+func attachDefinitionChanges(changes []DefinitionChange, step time.Duration, spikes []Spike) {
 	byTool := map[string][]time.Time{}
 	for _, c := range changes {
 		byTool[c.Tool] = append(byTool[c.Tool], c.Time)
@@ -33,5 +33,4 @@ func attachDefinitionChanges(ctx context.Context, db DB, f Filter, step time.Dur
 			}
 		}
 	}
-	return nil
 }
