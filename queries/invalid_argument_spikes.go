@@ -93,9 +93,9 @@ type Spike struct {
 // When some tool passes those thresholds, the baseline, the top arguments
 // of those tools' buckets and the definition changes are three queries run
 // at the same time on db (which must be safe for concurrent use, as
-// driver.Conn is): 1.3x sooner than one after the other on 18.16 with 400
-// such tools (BENCHMARKS.md, fourteenth round). The first error cancels the
-// others and is returned.
+// driver.Conn is): 1.1x sooner than one after the other on 18.16 with 405
+// such tools (medians 1.46 and 1.62 s; BENCHMARKS.md, fourteenth round).
+// The first error cancels the others and is returned.
 func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions) ([]Spike, error) {
 	o = o.withDefaults()
 	return invalidArgumentSpikes(ctx, db, f, o, o.Step%RollupBucket == 0, maxToolSetBytes)
