@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,8 @@ import (
 // BenchmarkPanels runs every ClickHouse panel query of the generated
 // dashboards, as Grafana sends it, on synthetic calls spread over 7 days
 // (MCPLENS_BENCH_CALLS, default 20,000: a smoke size; BENCHMARKS.md uses
-// 10,000,000; MCPLENS_BENCH_FAILED_PCT of them failed, default 15), on every engine, for a 24 h window (automatic interval 1 m,
+// 10,000,000; MCPLENS_BENCH_FAILED_PCT of them failed, default 15;
+// MCPLENS_BENCH_TOOL_NAMES tool names, default 13), on every engine, for a 24 h window (automatic interval 1 m,
 // what Grafana picks for 24 h on a dashboard-wide panel) and a 7 d window
 // (10 m). Every filter is at All; a single-value tool variable (the
 // drilldown) is tool1. The data is chtest.Synthetic's, as in
@@ -32,6 +32,7 @@ import (
 func BenchmarkPanels(b *testing.B) {
 	n := chtest.BenchCalls(b, 20_000)
 	failed := chtest.BenchFailedPercent(b, chtest.MaxFailedPercent)
+	names := chtest.BenchToolNames(b)
 	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	span := 7 * 24 * time.Hour
 	windows := []struct {
@@ -44,7 +45,8 @@ func BenchmarkPanels(b *testing.B) {
 	targets := panelTargets(b, "tool1")
 	ctx := context.Background()
 	for _, e := range chtest.Engines(b) {
-		if err := chtest.Synthetic(ctx, e, n, failed, end, span); err != nil {
+		err := chtest.Synthetic(ctx, e, chtest.SyntheticData{Calls: n, FailedPct: failed, ToolNames: names, End: end, Span: span})
+		if err != nil {
 			b.Fatal(err)
 		}
 		for _, w := range windows {
@@ -53,7 +55,7 @@ func BenchmarkPanels(b *testing.B) {
 				r.interval = max(r.interval, tg.minInterval)
 				sql := expandPanel(b, tg.sql, tg.vars, nil, r)
 				rowType := resultType(b, e, sql)
-				b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+strconv.FormatInt(n, 10)+"/"+w.name+"/"+tg.file, func(b *testing.B) {
+				b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+chtest.BenchDataName(n, names)+"/"+w.name+"/"+tg.file, func(b *testing.B) {
 					for b.Loop() {
 						// The whole result, scanned as the plugin would read it.
 						dest := reflect.New(reflect.SliceOf(rowType))

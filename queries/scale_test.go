@@ -13,13 +13,15 @@ import (
 
 // BenchmarkScale measures every endpoint's query on synthetic calls spread
 // over 7 days (MCPLENS_BENCH_CALLS, default 1,000,000; MCPLENS_BENCH_FAILED_PCT
-// of them failed, default 15), for a 24 h and a 7 d window, on every engine, on the data chtest.Synthetic generates inside
+// of them failed, default 15; MCPLENS_BENCH_TOOL_NAMES tool names, default
+// 13, 1,820 for a fleet of many small tools), for a 24 h and a 7 d window, on every engine, on the data chtest.Synthetic generates inside
 // each engine (1 % of it ingested again, half of that reclassified, so that
 // every query pays for counting a re-ingested call once). See BENCHMARKS.md
 // for the method and numbers.
 func BenchmarkScale(b *testing.B) {
 	n := chtest.BenchCalls(b, 1_000_000)
 	failed := chtest.BenchFailedPercent(b, chtest.MaxFailedPercent)
+	names := chtest.BenchToolNames(b)
 	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	span := 7 * 24 * time.Hour
 	ctx := context.Background()
@@ -85,13 +87,15 @@ func BenchmarkScale(b *testing.B) {
 	}
 	for _, e := range chtest.Engines(b) {
 		start := time.Now()
-		if err := chtest.Synthetic(ctx, e, n, failed, end, span); err != nil {
+		err := chtest.Synthetic(ctx, e, chtest.SyntheticData{Calls: n, FailedPct: failed, ToolNames: names, End: end, Span: span})
+		if err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%s: generated %d calls, %d %% failed, in %s (background merges included)", e.Name, n, failed, time.Since(start).Round(time.Millisecond))
+		b.Logf("%s: generated %d calls, %d %% failed, %d tool names, in %s (background merges included)",
+			e.Name, n, failed, names, time.Since(start).Round(time.Millisecond))
 		for _, w := range windows {
 			for _, ep := range endpoints {
-				b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+strconv.FormatInt(n, 10)+"/"+w.name+"/"+ep.name, func(b *testing.B) {
+				b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+chtest.BenchDataName(n, names)+"/"+w.name+"/"+ep.name, func(b *testing.B) {
 					for b.Loop() {
 						if err := ep.run(e.DB, w.f); err != nil {
 							b.Fatal(err)
@@ -114,7 +118,7 @@ func TestSyntheticFailedShare(t *testing.T) {
 			for _, e := range chtest.Engines(t) {
 				t.Run(e.Name, func(t *testing.T) {
 					ctx := context.Background()
-					if err := chtest.Synthetic(ctx, e, 20_000, pct, end, 24*time.Hour); err != nil {
+					if err := chtest.Synthetic(ctx, e, chtest.SyntheticData{Calls: 20_000, FailedPct: pct, End: end, Span: 24 * time.Hour}); err != nil {
 						t.Fatal(err)
 					}
 					var rows []struct {
@@ -145,7 +149,7 @@ FROM calls`)
 			}
 		})
 	}
-	if err := chtest.Synthetic(context.Background(), chtest.Engines(t)[0], 10, 0, end, time.Hour); err == nil {
+	if err := chtest.Synthetic(context.Background(), chtest.Engines(t)[0], chtest.SyntheticData{Calls: 10, End: end, Span: time.Hour}); err == nil {
 		t.Error("0 % failed accepted")
 	}
 }
@@ -161,7 +165,7 @@ func TestSyntheticToolData(t *testing.T) {
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			ctx := context.Background()
-			if err := chtest.Synthetic(ctx, e, 20_000, chtest.MaxFailedPercent, end, span); err != nil {
+			if err := chtest.Synthetic(ctx, e, chtest.SyntheticData{Calls: 20_000, FailedPct: chtest.MaxFailedPercent, End: end, Span: span}); err != nil {
 				t.Fatal(err)
 			}
 			var want []struct {
@@ -227,5 +231,62 @@ FROM calls`)
 				t.Errorf("%d validated calls over %d tools, want every call: %d", sum, len(validated), w.Calls)
 			}
 		})
+	}
+}
+
+// TestSyntheticToolNames checks the scale data's tool names: the fleet's
+// 1,820 (tenant, server, tool) triples share as many names as asked for,
+// tool0 to tool<n-1> (by default the 13 names of every server); with one
+// name per triple every name lives on one (tenant, server); and a number
+// out of range is refused.
+func TestSyntheticToolNames(t *testing.T) {
+	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	for _, names := range []int{0, 100, chtest.MaxToolNames} {
+		t.Run(strconv.Itoa(names), func(t *testing.T) {
+			want := names
+			if want == 0 {
+				want = chtest.DefaultToolNames
+			}
+			for _, e := range chtest.Engines(t) {
+				t.Run(e.Name, func(t *testing.T) {
+					ctx := context.Background()
+					d := chtest.SyntheticData{Calls: 20_000, FailedPct: 3, ToolNames: names, End: end, Span: 24 * time.Hour}
+					if err := chtest.Synthetic(ctx, e, d); err != nil {
+						t.Fatal(err)
+					}
+					var rows []struct {
+						Names   uint64 `ch:"names"`
+						Triples uint64 `ch:"triples"`
+						Spread  uint64 `ch:"spread"` // (tenant, server) pairs of the most widespread name
+						Last    string `ch:"last"`
+					}
+					err := e.DB.Select(ctx, &rows, `SELECT
+  uniqExact(tool) AS names,
+  sum(pairs) AS triples,
+  max(pairs) AS spread,
+  concat('tool', toString(max(toUInt32(substring(tool, 5))))) AS last
+FROM (
+  SELECT CAST(tool AS String) AS tool, uniqExact(tenant, server) AS pairs
+  FROM calls
+  GROUP BY tool
+)`)
+					if err != nil {
+						t.Fatal(err)
+					}
+					r := rows[0]
+					if r.Names != uint64(want) || r.Triples != chtest.MaxToolNames || r.Last != "tool"+strconv.Itoa(want-1) {
+						t.Errorf("%d names up to %s over %d triples, want %d names up to tool%d over %d",
+							r.Names, r.Last, r.Triples, want, want-1, chtest.MaxToolNames)
+					}
+					if wantSpread := uint64(140 * 13 / want); want <= 140 && r.Spread < wantSpread || want == chtest.MaxToolNames && r.Spread != 1 {
+						t.Errorf("the most widespread name is on %d (tenant, server) pairs", r.Spread)
+					}
+				})
+			}
+		})
+	}
+	d := chtest.SyntheticData{Calls: 10, FailedPct: 3, ToolNames: chtest.MaxToolNames + 1, End: end, Span: time.Hour}
+	if err := chtest.Synthetic(context.Background(), chtest.Engines(t)[0], d); err == nil {
+		t.Errorf("%d tool names accepted", d.ToolNames)
 	}
 }

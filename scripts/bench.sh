@@ -9,7 +9,8 @@
 #           and OTLP spans with a parent
 #   scale   every endpoint's queries at MCPLENS_BENCH_CALLS calls (default
 #           1,000,000; MCPLENS_BENCH_FAILED_PCT of them failed, 1-15,
-#           default 15) on both engines (queries.BenchmarkScale; 3 runs, each
+#           default 15; MCPLENS_BENCH_TOOL_NAMES tool names, 1-1820,
+#           default 13) on both engines (queries.BenchmarkScale; 3 runs, each
 #           on freshly generated data, one iteration per endpoint; medians)
 # Usage: scripts/bench.sh [micro] [ingest] [scale]   (no argument: all three)
 # Raw outputs go to BENCH_OUT (default: a new directory under /tmp).

@@ -1,6 +1,9 @@
 -- Synthetic calls for the scale benchmarks, generated inside the engine:
 -- @n calls in sessions of 25 calls 4 s apart, sessions spread evenly over the
--- @span_ms before @end_ms; 20 tenants, 7 servers, 12 tools; about 70 % OK,
+-- @span_ms before @end_ms; 20 tenants, 7 servers, 13 tools in each of the
+-- 140 (tenant, server) pairs, the 1,820 triples named tool0 to
+-- tool<@tool_names - 1> in turn (13: the same 13 names on every server;
+-- 1820: a name of its own for each triple); about 70 % OK,
 -- 15 % EMPTY_RESULT and 15 % failures over six categories, with retries
 -- (a failed call's session repeats the tool) and two argument keys per call.
 -- @kept_failures_pct of the failures stay failures (100: 15 % of the calls
@@ -17,7 +20,7 @@ INSERT INTO calls (ts, ts_ms, duration_ms, tenant, server, tool, session_id, ses
 SELECT
   toDateTime(intDiv(t, 1000), 'UTC') AS ts_, t AS ts_ms_, 100 + h % 900 AS duration_ms_,
   concat('t', toString(s % 20)) AS tenant_, concat('srv', toString(s % 7)) AS server_,
-  concat('tool', toString(intDiv(number % 25, 5) + (s % 3) * 4)) AS tool_,
+  concat('tool', toString(((s % 140) * 13 + intDiv(number % 25, 5) + (s % 3) * 4) % @tool_names)) AS tool_,
   concat('s', toString(s)) AS session_id_, concat('s', toString(s)) AS session_key_,
   '' AS trace_id_, toString(number % 25) AS request_id_, cityHash64(number) AS call_id_,
   'bench' AS client_, '2025-06-18' AS protocol_version_, 'capture' AS source_, '' AS side_,
