@@ -81,6 +81,41 @@ func provisionedRules(t testing.TB) map[string]pRule {
 	return rules
 }
 
+// TestAlertGroupIntervals checks the rule groups' evaluation intervals in
+// the provisioning file: each a multiple of Grafana's 10 s base interval,
+// each rule's pending period a multiple of its group's interval (so that it
+// means the evaluations it says), and no rule that reads more than the last
+// hour evaluated more often than every 5 minutes: those read days of
+// history, 0.3-2 s of ClickHouse each at 10M calls a week (BENCHMARKS.md).
+func TestAlertGroupIntervals(t *testing.T) {
+	files, err := dashboards.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f pFile
+	if err := json.Unmarshal(files[dashboards.GeneratedAlertsFile], &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range f.Groups {
+		every, err := time.ParseDuration(g.Interval)
+		if err != nil || every <= 0 || every%(10*time.Second) != 0 {
+			t.Errorf("group %s: interval %q is no positive multiple of 10 s (%v)", g.Name, g.Interval, err)
+			continue
+		}
+		for _, r := range g.Rules {
+			pending, err := time.ParseDuration(r.For)
+			if err != nil || pending%every != 0 {
+				t.Errorf("%s: for %q is no multiple of its group's %s (%v)", r.Title, r.For, every, err)
+			}
+			for _, q := range r.Data {
+				if reads := time.Duration(q.RelativeTimeRange.From) * time.Second; q.DatasourceUID == dashboards.ClickHouseDatasourceUID && reads > time.Hour && every < 5*time.Minute {
+					t.Errorf("%s reads %s of calls every %s, want every 5 minutes or less often", r.Title, reads, every)
+				}
+			}
+		}
+	}
+}
+
 // instance is one alert instance: its labels, the reduced value (B) and
 // whether the condition (C) holds.
 type instance struct {

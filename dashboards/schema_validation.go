@@ -59,7 +59,7 @@ func definitionChangeAnnotations() *dashboard.AnnotationQueryBuilder {
 // (docs/alerts.md).
 func schemaValidationRules() []AlertRule {
 	return []AlertRule{{
-		UID: "mcplens-definition-change-invalid-args", Title: "MCPDefinitionChangeInvalidArguments", Group: groupTools,
+		UID: "mcplens-definition-change-invalid-args", Title: "MCPDefinitionChangeInvalidArguments", Group: groupBaselines,
 		SQLFile: "definition_change_invalid_arguments", RangeSeconds: 2 * day,
 		Reducer: expr.TypeReduceReducerLast, Threshold: expr.ExprTypeThresholdConditionsEvaluatorTypeGte, Value: 2,
 		For: "5m", Severity: "warning", Area: "schema",
