@@ -101,7 +101,7 @@ type SyntheticData struct {
 // Synthetic fills e's calls table with d.Calls synthetic calls spread over
 // d.Span and ending at d.End, generated inside the engine
 // (synthetic/calls.sql: sessions of 25 calls 4 s apart, 20 tenants, 7
-// servers, 13 tools per server under d.ToolNames names, about
+// servers, 13 tools in each (tenant, server) under d.ToolNames names, about
 // d.FailedPct % of them failed; the failures left out of the full mix are
 // OK calls instead); then ingests 1 % of them again, half of that reclassified
 // (synthetic/replays.sql), so that queries pay for counting a re-ingested
