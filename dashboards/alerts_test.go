@@ -62,7 +62,8 @@ type pFile struct {
 	} `json:"groups"`
 }
 
-func provisionedRules(t testing.TB) map[string]pRule {
+// provisionedFile is the generated alert provisioning file, read back.
+func provisionedFile(t testing.TB) pFile {
 	t.Helper()
 	files, err := dashboards.Files()
 	if err != nil {
@@ -72,8 +73,13 @@ func provisionedRules(t testing.TB) map[string]pRule {
 	if err := json.Unmarshal(files[dashboards.GeneratedAlertsFile], &f); err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+func provisionedRules(t testing.TB) map[string]pRule {
+	t.Helper()
 	rules := map[string]pRule{}
-	for _, g := range f.Groups {
+	for _, g := range provisionedFile(t).Groups {
 		for _, r := range g.Rules {
 			rules[r.Title] = r
 		}
@@ -86,17 +92,9 @@ func provisionedRules(t testing.TB) map[string]pRule {
 // each rule's pending period a multiple of its group's interval (so that it
 // means the evaluations it says), and no rule that reads more than the last
 // hour evaluated more often than every 5 minutes: those read days of
-// history, 0.3-2 s of ClickHouse each at 10M calls a week (BENCHMARKS.md).
+// history, 0.45-2 s of ClickHouse each at 10M calls a week (BENCHMARKS.md).
 func TestAlertGroupIntervals(t *testing.T) {
-	files, err := dashboards.Files()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f pFile
-	if err := json.Unmarshal(files[dashboards.GeneratedAlertsFile], &f); err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range f.Groups {
+	for _, g := range provisionedFile(t).Groups {
 		every, err := time.ParseDuration(g.Interval)
 		if err != nil || every <= 0 || every%(10*time.Second) != 0 {
 			t.Errorf("group %s: interval %q is no positive multiple of 10 s (%v)", g.Name, g.Interval, err)
