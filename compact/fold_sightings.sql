@@ -22,14 +22,4 @@
 ALTER TABLE tool_sightings DELETE
 WHERE ts <= toDateTime(@cutoff_s, 'UTC') AND ts_ms < @cutoff_ms
   AND cityHash64(toString(tenant), toString(server), toString(tool), ts_ms, definition_hash) NOT IN (
-    SELECT arrayJoin(arrayMap(x -> cityHash64(toString(tenant), toString(server), toString(tool), x.1, x.2),
-      arrayFilter((x, hc, hp, hn, i, j) -> bitOr(bitOr(i = 1, j = 1), bitOr(hc != hp, hc != hn)),
-        arraySort(groupArray((ts_ms, definition_hash))) AS s,
-        arrayMap(x -> x.2, s) AS h,
-        arrayPushFront(arrayPopBack(h), toUInt64(0)),
-        arrayPushBack(arrayPopFront(h), toUInt64(0)),
-        arrayEnumerate(s),
-        arrayReverse(arrayEnumerate(s)))))
-    FROM tool_sightings
-    WHERE ts <= toDateTime(@cutoff_s, 'UTC') AND ts_ms < @cutoff_ms
-    GROUP BY tenant, server, tool, toDate(ts))
+    /* kept_sightings.sql */)

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -11,10 +12,35 @@ import (
 
 var (
 	//go:embed fold_sightings.sql
-	foldSightingsSQL string
+	foldSightingsText string
 	//go:embed foldable_sightings.sql
-	foldableSightingsSQL string
+	foldableSightingsText string
+	//go:embed kept_sightings.sql
+	keptSightingsSQL string
+
+	// The deletion and the count before it, over one set of kept sightings.
+	foldSightingsSQL     = withKeptSightings(foldSightingsText)
+	foldableSightingsSQL = withKeptSightings(foldableSightingsText)
 )
+
+// keptMarker is where a statement takes kept_sightings.sql.
+const keptMarker = "/* kept_sightings.sql */"
+
+// withKeptSightings returns stmt with kept_sightings.sql, its comment lines
+// left out, in place of its one keptMarker; it panics at start-up when
+// stmt has no such marker or more than one.
+func withKeptSightings(stmt string) string {
+	if n := strings.Count(stmt, keptMarker); n != 1 {
+		panic(fmt.Sprintf("compact: %d %s markers in a statement, want 1", n, keptMarker))
+	}
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSpace(keptSightingsSQL), "\n") {
+		if !strings.HasPrefix(l, "--") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Replace(stmt, keptMarker, strings.Join(kept, "\n"), 1)
+}
 
 // pendingMutationsSQL counts the mutations of tool_sightings the server has
 // not finished (both engines have system.mutations with is_done).
