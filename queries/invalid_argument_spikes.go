@@ -91,10 +91,11 @@ type Spike struct {
 // definition, in one statement over calls FINAL; the tests compare the two.
 //
 // When some tool passes those thresholds, the baseline, the top arguments
-// of those tools' buckets and the definition changes are three queries run
-// at the same time on db (which must be safe for concurrent use, as
-// driver.Conn is): 1.1x sooner than one after the other on 18.16 with 405
-// such tools (medians 1.46 and 1.62 s; BENCHMARKS.md, fourteenth round).
+// of those tools' buckets and those tools' definition changes are three
+// queries run at the same time on db (which must be safe for concurrent
+// use, as driver.Conn is): 1.1x sooner than one after the other on 18.16
+// with 405 such tools (medians 1.46 and 1.62 s; BENCHMARKS.md, fourteenth
+// round).
 // The first error cancels the others and is returned.
 func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions) ([]Spike, error) {
 	o = o.withDefaults()
@@ -160,8 +161,8 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	}
 	// The baseline, the top arguments of the candidates' buckets (a
 	// bucket's top arguments do not depend on the other tools listed, and
-	// a spike's tool is a candidate) and the definition changes at once;
-	// the first error cancels the others.
+	// a spike's tool is a candidate) and the candidates' definition changes
+	// at once; the first error cancels the others.
 	var base []spikeCell
 	var top []struct {
 		Tool   string `ch:"tool_name"`
@@ -195,7 +196,7 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 		},
 		func(ctx context.Context) error {
 			var err error
-			changes, err = definitionChangesAround(ctx, db, f, o.Step)
+			changes, err = definitionChangesAround(ctx, db, f, o.Step, all, set)
 			return err
 		})
 	if err != nil {

@@ -1,6 +1,7 @@
--- When each tool's definition in force changed, before @to: per (tenant,
--- server, tool) the sightings ordered by time (then hash, so that ties order
--- alike on every engine); a point is the first sighting (is_first = 1: the
+-- When each tool's definition in force changed, before @to, for the tools
+-- in @tools unless @all_tools = 1 (the spikes read their candidates' only):
+-- per (tenant, server, tool) the sightings ordered by time (then hash, so
+-- that ties order alike on every engine); a point is the first sighting (is_first = 1: the
 -- tool's first known definition, not a change) or a sighting whose hash
 -- differs from the one before it, which includes a return to an older
 -- version. The version in force at t is the one of the last point at or
@@ -41,6 +42,7 @@ FROM (
     AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)
     AND (@tool = '' OR tool = @tool)
+    AND (@all_tools = 1 OR tool IN @tools)
   GROUP BY tenant_, server_, tool_
 )
 ARRAY JOIN points AS p

@@ -74,9 +74,11 @@ type changePoint struct {
 	First    uint8  `ch:"is_first"`
 }
 
-func changePoints(ctx context.Context, db DB, f Filter) ([]changePoint, error) {
+// changePoints returns the change points before f.To of the tools of f
+// that all and set (toolArgs) bind.
+func changePoints(ctx context.Context, db DB, f Filter, all, set any) ([]changePoint, error) {
 	var pts []changePoint
-	if err := db.Select(ctx, &pts, toolChangesSQL, f.args()...); err != nil {
+	if err := db.Select(ctx, &pts, toolChangesSQL, append(f.args(), all, set)...); err != nil {
 		return nil, fmt.Errorf("tool definition changes: %w", err)
 	}
 	return pts, nil
@@ -86,7 +88,14 @@ func changePoints(ctx context.Context, db DB, f Filter) ([]changePoint, error) {
 // in [f.From, f.To), ordered by tenant, server, tool and time. A tool's
 // first known definition is not a change.
 func DefinitionChanges(ctx context.Context, db DB, f Filter) ([]DefinitionChange, error) {
-	pts, err := changePoints(ctx, db, f)
+	all, set := toolArgs(nil, 0)
+	return definitionChanges(ctx, db, f, all, set)
+}
+
+// definitionChanges is DefinitionChanges for the tools that all and set
+// (toolArgs) bind.
+func definitionChanges(ctx context.Context, db DB, f Filter, all, set any) ([]DefinitionChange, error) {
+	pts, err := changePoints(ctx, db, f, all, set)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +147,8 @@ func ToolVersions(ctx context.Context, db DB, f Filter) ([]ToolVersion, error) {
 	if err := db.Select(ctx, &defs, toolDefinitionsSQL, f.args()...); err != nil {
 		return nil, fmt.Errorf("tool definitions: %w", err)
 	}
-	pts, err := changePoints(ctx, db, f)
+	all, set := toolArgs(nil, 0)
+	pts, err := changePoints(ctx, db, f, all, set)
 	if err != nil {
 		return nil, err
 	}
