@@ -6,8 +6,12 @@
 -- points at a misspelled or renamed enum value rather than at missing data.
 --
 -- A re-ingested call counts once, as its latest ingest, without FINAL: the
--- rows of the calls ingested once, plus the latest copy of each call ingested
--- more than once (see failure_messages.sql; docs/dashboards.md).
+-- rows of the calls ingested once (whose call_id occurs once in the range),
+-- plus the latest copy (argMax by ingested_ms per sort key, FINAL's dedupe
+-- key) of each call ingested more than once; the class filter applies to
+-- that latest copy (docs/dashboards.md). Grouping the calls with a copy in
+-- the class by the sort key, as failure_messages.sql does, would group most
+-- of the range here.
 SELECT
   tool_name,
   k AS arg_key,
