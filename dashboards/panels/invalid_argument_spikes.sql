@@ -16,8 +16,10 @@
 -- 18.16 against 1.4-1.7 s (BENCHMARKS.md, fourteenth round). Its 7 days
 -- before the range are read from the 5-minute rollup
 -- calls_5m (distinct call ids per cell; whole hours are whole cells), the
--- range itself from the raw calls, where a re-ingested call counts once:
--- every row minus the copies a later ingest replaced, as the API counts them
+-- range itself from the raw calls, where a re-ingested call counts once, as
+-- its latest ingest, as the API counts it: the calls are the distinct call
+-- identities, and the INVALID_ARGUMENT calls those whose latest copy is one,
+-- looked for among the calls with an INVALID_ARGUMENT copy
 -- (queries/invalid_argument_counts.sql and
 -- invalid_argument_baseline_rollup.sql; the panel draws every tool, so it
 -- reads every baseline; docs/dashboards.md). FINAL over eight days took
@@ -50,20 +52,21 @@ FROM (
       SELECT
         toString(tool) AS tool_name,
         intDiv(toUInt32(ts), 3600) * 3600 AS b,
-        toInt64(count()) AS n_,
-        toInt64(countIf(category = 'INVALID_ARGUMENT')) AS inv_
+        toInt64(uniqExact(session_key, ts_ms, call_id)) AS n_,
+        toInt64(0) AS inv_
       FROM calls
       WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
         AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-      GROUP BY tool_name, b
+      GROUP BY tenant, server, tool, b
       UNION ALL
-      SELECT tool_name, intDiv(s.1, 3600) * 3600, toInt64(-1), -toInt64(s.2 = 'INVALID_ARGUMENT')
+      SELECT tool_name, intDiv(t, 3600) * 3600, toInt64(0), toInt64(latest = 'INVALID_ARGUMENT')
       FROM (
         SELECT
           toString(tool) AS tool_name,
-          arrayPopFront(arraySort(x -> -x.3, groupArray((toUInt32(ts), CAST(category AS String), ingested_ms)))) AS stale
+          any(toUInt32(ts)) AS t,
+          argMax(CAST(category AS String), ingested_ms) AS latest
         FROM calls
         WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
           AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
@@ -76,11 +79,9 @@ FROM (
               AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
               AND $__conditionalAll(server IN (${server:singlequote}), $server)
               AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-            GROUP BY call_id
-            HAVING count() > 1)
+              AND category = 'INVALID_ARGUMENT')
         GROUP BY tenant, server, tool, session_key, ts_ms, call_id
       )
-      ARRAY JOIN stale AS s
       UNION ALL
       SELECT
         toString(tool) AS tool_name,
