@@ -40,6 +40,9 @@ type fx struct {
 	// latest, when set, re-ingests the call later with this category (a
 	// rules change): the queries must count it once, as this class.
 	latest classify.Category
+	// latestMisflagged: the re-ingest (latest) is misflagged; it is not
+	// otherwise, whatever the first ingest was.
+	latestMisflagged bool
 }
 
 var seqNo int
@@ -133,6 +136,11 @@ func calls(fs ...[]fx) []pipeline.Call {
 			if f.latest != "" {
 				row.IngestedMs++
 				setCategory(&row, f.latest)
+				row.Misflagged = 0
+				if f.latestMisflagged {
+					row.Misflagged = 1
+					row.IsError = 1 - row.IsError
+				}
 				out = append(out, row)
 			}
 		}

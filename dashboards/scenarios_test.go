@@ -97,6 +97,22 @@ func misflaggedCalls(tool string, n int, c classify.Category, within time.Durati
 	})
 }
 
+// relabel re-ingests every call of fs later as cat, misflagged or not.
+func relabel(fs []fx, cat classify.Category, misflagged bool) []fx {
+	for i := range fs {
+		fs[i].latest, fs[i].latestMisflagged = cat, misflagged
+	}
+	return fs
+}
+
+// notMisflagged clears the misflagged flag of every call of fs.
+func notMisflagged(fs []fx) []fx {
+	for i := range fs {
+		fs[i].misflagged = false
+	}
+	return fs
+}
+
 func concat(parts ...[]fx) []fx {
 	var out []fx
 	for _, p := range parts {
@@ -145,8 +161,12 @@ func scenarios() []scenario {
 				misflaggedCalls("flag_wrong", 5, classify.OK, 20*hr),
 				misflaggedCalls("flag_few", 4, classify.Internal, 20*hr),
 				misflaggedCalls("flag_old", 6, classify.OK, 48*hr)[:3], // all before the 24 h range
+				// Re-ingested: each call counts once, as its latest ingest.
+				relabel(misflaggedCalls("flag_replayed", 5, classify.OK, 20*hr), classify.OK, true),                   // the same again: 5, not 10
+				relabel(misflaggedCalls("flag_fixed", 5, classify.OK, 20*hr), classify.OK, false),                     // no longer misflagged
+				relabel(notMisflagged(misflaggedCalls("flag_broke", 5, classify.OK, 20*hr)), classify.Internal, true), // now a hidden failure
 			),
-			fire: map[string]float64{"flag_wrong": 5},
+			fire: map[string]float64{"flag_wrong": 5, "flag_replayed": 5, "flag_broke": 5},
 		},
 		{
 			rule: "MCPInvalidArgumentSpike",
