@@ -204,8 +204,13 @@ func scenarios() []scenario {
 				misflaggedCalls("silent_few", 9, classify.Internal, hr),
 				misflaggedCalls("false_alarm", 10, classify.OK, hr),            // successes flagged isError: not hidden
 				misflaggedCalls("silent_old", 10, classify.Internal, 3*hr)[:3], // all before the hour
+				// Re-ingested: each call counts once, as its latest ingest.
+				relabel(misflaggedCalls("silent_replayed", 10, classify.Internal, hr), classify.Internal, true), // 10, not 20
+				relabel(misflaggedCalls("silent_fixed", 10, classify.Internal, hr), classify.Internal, false),   // flagged right since
+				relabel(misflaggedCalls("silent_success", 10, classify.Internal, hr), classify.OK, true),        // a success now
+				relabel(notMisflagged(misflaggedCalls("silent_new", 10, classify.Internal, hr)), classify.Internal, true),
 			),
-			fire: map[string]float64{"silent_fail": 10},
+			fire: map[string]float64{"silent_fail": 10, "silent_replayed": 10, "silent_new": 10},
 		},
 		{
 			rule: "MCPUnchangedRecalls",
