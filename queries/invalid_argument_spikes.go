@@ -13,6 +13,7 @@ import (
 
 var (
 	invalidArgumentCountsSQL         = mustSQL("invalid_argument_counts.sql")
+	invalidArgumentLatestSQL         = mustSQL("invalid_argument_latest.sql")
 	invalidArgumentBaselineRollupSQL = mustSQL("invalid_argument_baseline_rollup.sql")
 	invalidArgumentTopArgsSQL        = mustSQL("invalid_argument_top_args.sql")
 )
@@ -77,26 +78,30 @@ type Spike struct {
 // argument values the invalid calls sent most, ordered by tool and time.
 // Buckets start at f.From.
 //
-// It counts the range first, from the raw calls (invalid_argument_counts.sql),
-// and reads the baseline only for the tools with a bucket that passes the
-// thresholds the baseline does not enter (MinCalls, MinShare): the default
-// 7-day baseline reads seven times a day's range, and a healthy fleet has
-// few such tools, often none. When the step is a multiple of RollupBucket the baseline before
-// f.From comes from the calls_5m rollup (invalid_argument_baseline_rollup.sql):
-// reading eight days of raw calls took seconds on ClickHouse 18.16. The rows
-// are those of the raw baseline except for a call re-ingested with another
-// category, or with a From off the 5-minute grid (the SQL file and
-// docs/analytics.md say how); otherwise the baseline is counted from the raw
-// calls too. queries/testdata/invalid_argument_spikes_final.sql is the
-// definition, in one statement over calls FINAL; the tests compare the two.
+// It counts the range's calls first, from the raw calls, with its
+// INVALID_ARGUMENT rows (invalid_argument_counts.sql): at least its
+// INVALID_ARGUMENT calls, since a re-ingested call's copies each count. The
+// tools with a bucket that passes, by those counts, the thresholds the
+// baseline does not enter (MinCalls, MinShare) are the candidates: only they
+// can spike, and the rest is read for them alone. A healthy fleet has few,
+// often none, and then the range's one scan is all (the default 7-day
+// baseline reads seven times a day's range). When the step is a multiple of
+// RollupBucket the baseline before f.From comes from the calls_5m rollup
+// (invalid_argument_baseline_rollup.sql): reading eight days of raw calls
+// took seconds on ClickHouse 18.16. The rows are those of the raw baseline
+// except for a call re-ingested with another category, or with a From off
+// the 5-minute grid (the SQL file and docs/analytics.md say how); otherwise
+// the baseline is counted from the raw calls too, as the range is.
+// queries/testdata/invalid_argument_spikes_final.sql is the definition, in
+// one statement over calls FINAL; the tests compare the two.
 //
-// When some tool passes those thresholds, the baseline, the top arguments
-// of those tools' buckets and those tools' definition changes are three
-// queries run at the same time on db (which must be safe for concurrent
-// use, as driver.Conn is): 1.1x sooner than one after the other on 18.16
-// with 405 such tools (medians 1.46 and 1.62 s; BENCHMARKS.md, fourteenth
-// round).
-// The first error cancels the others and is returned.
+// For the candidates, the range's INVALID_ARGUMENT calls (the calls whose
+// latest copy is one; invalid_argument_latest.sql), the baseline, the top
+// arguments of their buckets and their definition changes are four queries
+// run at the same time on db (which must be safe for concurrent use, as
+// driver.Conn is): the three last 1.1x sooner than one after the other on
+// 18.16 with 405 candidates (medians 1.46 and 1.62 s; BENCHMARKS.md,
+// fourteenth round). The first error cancels the others and is returned.
 func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions) ([]Spike, error) {
 	o = o.withDefaults()
 	return invalidArgumentSpikes(ctx, db, f, o, o.Step%RollupBucket == 0, maxToolSetBytes)
@@ -148,22 +153,33 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 		clickhouse.Named("per_bucket", o.TopArgs),
 		clickhouse.Named("lo_s", lo))
 	args = slices.Clip(args) // each query appends its own arguments
+	// between binds the counting queries' range [loS, hiMs) (hiS its second).
+	between := func(loS, hiS, hiMs int64, all, set any) []any {
+		return append(args, clickhouse.Named("count_lo_s", loS), clickhouse.Named("count_hi_s", hiS),
+			clickhouse.Named("count_hi_ms", hiMs), all, set)
+	}
+	hiS, hiMs := f.To.Unix(), f.To.UnixMilli()
 	var cells []spikeCell
 	all, set := toolArgs(nil, 0)
-	if err := db.Select(ctx, &cells, invalidArgumentCountsSQL, append(args,
-		clickhouse.Named("count_lo_s", lo), clickhouse.Named("count_hi_s", f.To.Unix()),
-		clickhouse.Named("count_hi_ms", f.To.UnixMilli()), all, set)...); err != nil {
+	if err := db.Select(ctx, &cells, invalidArgumentCountsSQL, between(lo, hiS, hiMs, all, set)...); err != nil {
 		return nil, fmt.Errorf("invalid-argument spikes: range: %w", err)
 	}
+	// Past the floor by INVALID_ARGUMENT rows: every tool past it by
+	// INVALID_ARGUMENT calls, and more only when a copy of a call was
+	// reclassified.
 	tools := spikeCandidates(cells, bounds, o)
 	if len(tools) == 0 {
 		return nil, nil
 	}
-	// The baseline, the top arguments of the candidates' buckets (a
-	// bucket's top arguments do not depend on the other tools listed, and
-	// a spike's tool is a candidate) and the candidates' definition changes
-	// at once; the first error cancels the others.
-	var base []spikeCell
+	for i := range cells {
+		cells[i].Invalid = 0 // the calls alone: the latest copies count the rest
+	}
+	// The candidates' INVALID_ARGUMENT calls in the range, their baseline,
+	// the top arguments of their buckets (a bucket's top arguments do not
+	// depend on the other tools listed, and a spike's tool is a candidate)
+	// and their definition changes at once; the first error cancels the
+	// others.
+	var latest, base []spikeCell
 	var top []struct {
 		Tool   string `ch:"tool_name"`
 		Bucket int64  `ch:"bucket_s"`
@@ -175,13 +191,17 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	all, set = toolArgs(tools, maxSet)
 	err := together(ctx,
 		func(ctx context.Context) error {
+			if err := db.Select(ctx, &latest, invalidArgumentLatestSQL, between(lo, hiS, hiMs, all, set)...); err != nil {
+				return fmt.Errorf("invalid-argument spikes: range INVALID_ARGUMENT calls: %w", err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error {
 			var err error
 			if rollup {
 				err = db.Select(ctx, &base, invalidArgumentBaselineRollupSQL, append(args, all, set)...)
 			} else {
-				err = db.Select(ctx, &base, invalidArgumentCountsSQL, append(args,
-					clickhouse.Named("count_lo_s", origin), clickhouse.Named("count_hi_s", lo),
-					clickhouse.Named("count_hi_ms", lo*1000), all, set)...)
+				base, err = rawCells(ctx, db, between(origin, lo, lo*1000, all, set))
 			}
 			if err != nil {
 				return fmt.Errorf("invalid-argument spikes: baseline: %w", err)
@@ -202,7 +222,7 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	if err != nil {
 		return nil, err
 	}
-	raw := findSpikes(append(cells, base...), bounds, o)
+	raw := findSpikes(slices.Concat(cells, latest, base), bounds, o)
 	if len(raw) == 0 {
 		return nil, nil
 	}
@@ -229,6 +249,24 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	}
 	attachDefinitionChanges(changes, o.Step, out)
 	return out, nil
+}
+
+// rawCells counts the calls and the INVALID_ARGUMENT calls of the range
+// and tools that args bind from the raw calls, one after the other: each
+// call's (tool, bucket) comes in two cells, its calls and its
+// INVALID_ARGUMENT calls, which findSpikes adds.
+func rawCells(ctx context.Context, db DB, args []any) ([]spikeCell, error) {
+	var calls, latest []spikeCell
+	if err := db.Select(ctx, &calls, invalidArgumentCountsSQL, args...); err != nil {
+		return nil, err
+	}
+	for i := range calls {
+		calls[i].Invalid = 0 // rows, not calls: the latest copies count them
+	}
+	if err := db.Select(ctx, &latest, invalidArgumentLatestSQL, args...); err != nil {
+		return nil, err
+	}
+	return append(calls, latest...), nil
 }
 
 // toolArgs binds @all_tools and @tools for "(@all_tools = 1 OR tool IN
@@ -280,8 +318,9 @@ func spikeCandidates(cells []spikeCell, b spikeBounds, o SpikeOptions) []string 
 
 // findSpikes returns, ordered by tool and bucket, the buckets of the range
 // that spike against their baseline: cells holds the counts of the range and
-// of the baseline before it, a (tool, bucket) possibly in several cells
-// (a baseline bucket that the rollup and the raw calls share). A bucket's
+// of the baseline before it, a (tool, bucket) possibly in several cells,
+// which are added: its calls and its INVALID_ARGUMENT calls, or a baseline
+// bucket that the rollup and the raw calls share. A bucket's
 // baseline is the sum of the tool's buckets that start in
 // [bucket - Baseline, bucket). The ratio is compared as the definition does
 // (testdata/invalid_argument_spikes_final.sql): invalid × base_calls ≥

@@ -20,7 +20,7 @@
 -- its latest ingest, as the API counts it: the calls are the distinct call
 -- identities, and the INVALID_ARGUMENT calls those whose latest copy is one,
 -- looked for among the calls with an INVALID_ARGUMENT copy
--- (queries/invalid_argument_counts.sql and
+-- (queries/invalid_argument_counts.sql, invalid_argument_latest.sql and
 -- invalid_argument_baseline_rollup.sql; the panel draws every tool, so it
 -- reads every baseline; docs/dashboards.md). FINAL over eight days took
 -- seconds on ClickHouse 18.16.
