@@ -115,7 +115,8 @@ func InvalidArgumentSpikesFrom(ctx context.Context, db DB, f Filter, o SpikeOpti
 }
 
 // spikeCell is the calls and INVALID_ARGUMENT calls of one tool in one
-// bucket, as the counting queries return them.
+// bucket, as the counting queries return them; invalid_argument_counts.sql
+// puts the INVALID_ARGUMENT rows in Invalid, an upper bound of the calls.
 type spikeCell struct {
 	Tool    string `ch:"tool_name"`
 	Bucket  int64  `ch:"bucket_s"`
