@@ -115,8 +115,8 @@ func InvalidArgumentSpikesFrom(ctx context.Context, db DB, f Filter, o SpikeOpti
 }
 
 // spikeCell is the calls and INVALID_ARGUMENT calls of one tool in one
-// bucket, as the counting queries return them; invalid_argument_counts.sql
-// puts the INVALID_ARGUMENT rows in Invalid, an upper bound of the calls.
+// bucket, as the counting queries return them (invalid_argument_counts.sql
+// returns INVALID_ARGUMENT rows in Invalid; see callCells).
 type spikeCell struct {
 	Tool    string `ch:"tool_name"`
 	Bucket  int64  `ch:"bucket_s"`
@@ -160,20 +160,17 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 			clickhouse.Named("count_hi_ms", hiMs), all, set)
 	}
 	hiS, hiMs := f.To.Unix(), f.To.UnixMilli()
-	var cells []spikeCell
 	all, set := toolArgs(nil, 0)
-	if err := db.Select(ctx, &cells, invalidArgumentCountsSQL, between(lo, hiS, hiMs, all, set)...); err != nil {
+	cells, bound, err := callCells(ctx, db, between(lo, hiS, hiMs, all, set))
+	if err != nil {
 		return nil, fmt.Errorf("invalid-argument spikes: range: %w", err)
 	}
 	// Past the floor by INVALID_ARGUMENT rows: every tool past it by
 	// INVALID_ARGUMENT calls, and more only when a copy of a call was
 	// reclassified.
-	tools := spikeCandidates(cells, bounds, o)
+	tools := spikeCandidates(bound, bounds, o)
 	if len(tools) == 0 {
 		return nil, nil
-	}
-	for i := range cells {
-		cells[i].Invalid = 0 // the calls alone: the latest copies count the rest
 	}
 	// The candidates' INVALID_ARGUMENT calls in the range, their baseline,
 	// the top arguments of their buckets (a bucket's top arguments do not
@@ -190,7 +187,7 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	}
 	var changes []DefinitionChange
 	all, set = toolArgs(tools, maxSet)
-	err := together(ctx,
+	err = together(ctx,
 		func(ctx context.Context) error {
 			if err := db.Select(ctx, &latest, invalidArgumentLatestSQL, between(lo, hiS, hiMs, all, set)...); err != nil {
 				return fmt.Errorf("invalid-argument spikes: range INVALID_ARGUMENT calls: %w", err)
@@ -252,18 +249,33 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	return out, nil
 }
 
+// callCells counts the calls of the range and tools that args bind
+// (invalid_argument_counts.sql): cells holds them without INVALID_ARGUMENT
+// calls, which invalid_argument_latest.sql counts, and bound the same cells
+// with their INVALID_ARGUMENT rows, at least their INVALID_ARGUMENT calls
+// (each copy of a call counts): the spike floor a tool does not pass by
+// these, it does not pass at all.
+func callCells(ctx context.Context, db DB, args []any) (cells, bound []spikeCell, err error) {
+	if err := db.Select(ctx, &bound, invalidArgumentCountsSQL, args...); err != nil {
+		return nil, nil, err
+	}
+	cells = slices.Clone(bound)
+	for i := range cells {
+		cells[i].Invalid = 0
+	}
+	return cells, bound, nil
+}
+
 // rawCells counts the calls and the INVALID_ARGUMENT calls of the range
 // and tools that args bind from the raw calls, one after the other: each
-// call's (tool, bucket) comes in two cells, its calls and its
-// INVALID_ARGUMENT calls, which findSpikes adds.
+// (tool, bucket) comes in two cells, its calls and its INVALID_ARGUMENT
+// calls, which findSpikes adds.
 func rawCells(ctx context.Context, db DB, args []any) ([]spikeCell, error) {
-	var calls, latest []spikeCell
-	if err := db.Select(ctx, &calls, invalidArgumentCountsSQL, args...); err != nil {
+	calls, _, err := callCells(ctx, db, args)
+	if err != nil {
 		return nil, err
 	}
-	for i := range calls {
-		calls[i].Invalid = 0 // rows, not calls: the latest copies count them
-	}
+	var latest []spikeCell
 	if err := db.Select(ctx, &latest, invalidArgumentLatestSQL, args...); err != nil {
 		return nil, err
 	}
