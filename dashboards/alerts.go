@@ -46,7 +46,7 @@ type AlertRule struct {
 // 5 minutes, as the classification rules over 24 hours do: their signal
 // moves on the scale of the hour, and each evaluation costs 0.45-2 s of
 // ClickHouse on 18.16 at 10M calls a week, where the 1-hour rules cost
-// 0.03-0.04 s (BENCHMARKS.md, fifteenth round).
+// 0.015-0.04 s (BENCHMARKS.md, fifteenth and sixteenth rounds).
 const (
 	groupClassification = "mcplens-classification"
 	groupTools          = "mcplens-tools"
