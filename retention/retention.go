@@ -6,7 +6,9 @@
 // cutoff. Both are idempotent: running them again changes nothing. It also
 // folds the tool sightings older than Config.Sightings (compact.Sightings),
 // which keeps every answer read from them and stops the table from growing
-// by a row per tool and hour for ever.
+// by a row per tool and hour for ever, and folds the complete days of the
+// calls_5m rollup within Config.FoldRollup into plain counts
+// (compact.RollupDays), which the long baselines read.
 package retention
 
 import (
@@ -32,7 +34,16 @@ type Config struct {
 	// ends of their unchanged runs, whole UTC days
 	// (-tool-sightings-fold-after); 0 never folds them.
 	Sightings time.Duration
+	// FoldRollup is how far back the complete UTC days of calls_5m are
+	// folded into plain counts (-rollup-fold, whole days); 0 never
+	// folds them, and readers merge calls_5m's states for every day.
+	FoldRollup time.Duration
 }
+
+// foldSettle is how old a day's last insert must be before RollupDays
+// folds it: far longer than an insert takes to pass through the
+// materialized views.
+const foldSettle = 10 * time.Minute
 
 // foldPoll and foldWait bound the wait for the sightings fold's mutation.
 const (
@@ -46,7 +57,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"-retention", c.Raw}, {"-rollup-retention", c.Rollup}, {"-tool-sightings-fold-after", c.Sightings}} {
+	}{{"-retention", c.Raw}, {"-rollup-retention", c.Rollup}, {"-tool-sightings-fold-after", c.Sightings}, {"-rollup-fold", c.FoldRollup}} {
 		if d.v < 0 || d.v%(24*time.Hour) != 0 {
 			return fmt.Errorf("%s %s: want whole days (e.g. 720h for 30 days), or 0 to keep for ever", d.flag, d.v)
 		}
@@ -75,6 +86,9 @@ var tables = []table{
 	{"dead_letters", "received", false},
 	{"calls_5m", "bucket", true},
 	{"calls_5m_classes", "bucket", true},
+	{"calls_day_inserts", "day", true},
+	{"calls_5m_days", "day", true},
+	{"calls_5m_folds", "day", true},
 }
 
 // Result is what one Apply did.
@@ -132,6 +146,15 @@ func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error
 		if f.Folded > 0 {
 			res.Changed = append(res.Changed, fmt.Sprintf("tool_sightings: folded %d of the %d sightings before %s in %s",
 				f.Folded, f.Before, cutoff.Format(time.DateOnly), f.Took.Round(time.Millisecond)))
+		}
+	}
+	if cfg.FoldRollup > 0 {
+		f, err := compact.RollupDays(ctx, db, now, int(cfg.FoldRollup/(24*time.Hour)), foldSettle)
+		if err != nil {
+			return res, fmt.Errorf("retention: %w", err)
+		}
+		for _, d := range f.Folded {
+			res.Changed = append(res.Changed, "calls_5m: folded "+d.Format(time.DateOnly)+" into calls_5m_days")
 		}
 	}
 	return res, nil

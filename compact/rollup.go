@@ -1,0 +1,127 @@
+package compact
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+var (
+	//go:embed rollup_day_inserts.sql
+	rollupDayInsertsSQL string
+	//go:embed rollup_folds.sql
+	rollupFoldsSQL string
+	//go:embed fold_rollup_day.sql
+	foldRollupDaySQL string
+	//go:embed record_rollup_fold.sql
+	recordRollupFoldSQL string
+)
+
+// RollupResult is what one RollupDays call did.
+type RollupResult struct {
+	// Folded are the days folded (UTC midnights), Unsettled the days left
+	// for a later run because an insert came in the last settle or during
+	// the fold.
+	Folded, Unsettled []time.Time
+	Took              time.Duration
+}
+
+// RollupDays folds each complete UTC day of the last days before now's day
+// whose calls_5m changed since its latest fold into plain counts per tenant,
+// server, tool and 5-minute bucket (calls_5m_days): readers of a long
+// baseline add those up instead of merging seven days of uniqExact states
+// (schema/013_calls_5m_days.sql). A day is folded when calls brought rows
+// to it since the migration that counts them (calls_day_inserts), its
+// insert count has no fold yet, and its last insert, by the server's clock,
+// is at least settle before now (settle covers the clocks' skew too); a fold whose day took an insert while it ran is
+// not recorded and is made again by a later run. It is idempotent: a second
+// run with nothing inserted folds nothing. Readers ignore any fold whose
+// insert count is no longer the day's, so a late insert into a folded day
+// sends them back to calls_5m until the day is folded again. It needs a
+// single server, as Days does.
+func RollupDays(ctx context.Context, db DB, now time.Time, days int, settle time.Duration) (RollupResult, error) {
+	start := time.Now()
+	var res RollupResult
+	if days <= 0 {
+		return res, nil
+	}
+	to := now.UTC().Truncate(24 * time.Hour)
+	from := to.AddDate(0, 0, -days)
+	span := []any{clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix())}
+	counts, err := dayInserts(ctx, db, span, now, settle)
+	if err != nil {
+		return res, err
+	}
+	var made []struct {
+		Day     uint32 `ch:"day_n"`
+		Inserts uint64 `ch:"inserts"`
+	}
+	if err := db.Select(ctx, &made, rollupFoldsSQL, span...); err != nil {
+		return res, fmt.Errorf("list rollup folds: %w", err)
+	}
+	folded := map[[2]uint64]bool{}
+	for _, m := range made {
+		folded[[2]uint64{uint64(m.Day), m.Inserts}] = true
+	}
+	for _, c := range counts {
+		if folded[[2]uint64{uint64(c.Day), c.Inserts}] {
+			continue
+		}
+		day := time.Unix(int64(c.Day)*86400, 0).UTC()
+		if c.Settled == 0 {
+			res.Unsettled = append(res.Unsettled, day)
+			continue
+		}
+		ok, err := foldDay(ctx, db, day, c.Inserts)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			res.Folded = append(res.Folded, day)
+		} else {
+			res.Unsettled = append(res.Unsettled, day)
+		}
+	}
+	res.Took = time.Since(start)
+	return res, nil
+}
+
+// dayCount is one row of rollup_day_inserts.sql.
+type dayCount struct {
+	Day     uint32 `ch:"day_n"`
+	Inserts uint64 `ch:"inserts"`
+	Settled uint8  `ch:"settled"`
+}
+
+func dayInserts(ctx context.Context, db DB, span []any, now time.Time, settle time.Duration) ([]dayCount, error) {
+	var counts []dayCount
+	args := append(span[:len(span):len(span)], clickhouse.Named("now_s", now.Unix()), clickhouse.Named("settle_s", int64(settle/time.Second)))
+	if err := db.Select(ctx, &counts, rollupDayInsertsSQL, args...); err != nil {
+		return nil, fmt.Errorf("count rollup inserts: %w", err)
+	}
+	return counts, nil
+}
+
+// foldDay folds one day counted at inserts and records the fold, unless
+// the day's count moved while it ran; it reports whether it recorded it.
+func foldDay(ctx context.Context, db DB, day time.Time, inserts uint64) (bool, error) {
+	fold := uint64(time.Now().UnixNano())
+	at := []any{clickhouse.Named("from_s", day.Unix()), clickhouse.Named("fold", fold)}
+	if err := db.Exec(ctx, foldRollupDaySQL, at...); err != nil {
+		return false, fmt.Errorf("fold rollup day %s: %w", day.Format(time.DateOnly), err)
+	}
+	after, err := dayInserts(ctx, db, []any{clickhouse.Named("from_s", day.Unix()), clickhouse.Named("to_s", day.Unix()+86400)}, day, 0)
+	if err != nil {
+		return false, err
+	}
+	if len(after) != 1 || after[0].Inserts != inserts {
+		return false, nil
+	}
+	if err := db.Exec(ctx, recordRollupFoldSQL, append(at, clickhouse.Named("inserts", inserts))...); err != nil {
+		return false, fmt.Errorf("record rollup fold of %s: %w", day.Format(time.DateOnly), err)
+	}
+	return true, nil
+}

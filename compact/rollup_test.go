@@ -1,0 +1,143 @@
+package compact_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
+	"github.com/mcplens/mcplens/pipeline"
+)
+
+// mixedCalls returns n calls on day, spread over tools, tenants and
+// categories, ingested at ingestedMs, with call ids from first.
+func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline.Call {
+	cats := []string{"OK", "INVALID_ARGUMENT", "EMPTY_RESULT", "RATE_LIMITED", "OK"}
+	out := make([]pipeline.Call, n)
+	for i := range out {
+		ts := day.Add(time.Duration(i) * 7 * time.Minute)
+		cat := cats[i%len(cats)]
+		failure := uint8(0)
+		if cat == "INVALID_ARGUMENT" || cat == "RATE_LIMITED" {
+			failure = 1
+		}
+		out[i] = pipeline.Call{Time: ts, TimeMs: ts.UnixMilli(), DurationMs: 5,
+			Tenant: []string{"acme", "globex"}[i%2], Server: "kb", Tool: []string{"search", "fetch", "list"}[i%3],
+			SessionKey: "s", RequestID: fmt.Sprint(first + uint64(i)), CallID: first + uint64(i), Source: "capture", ArgsJSON: "{}",
+			ArgKeys: []string{}, ArgValues: []string{}, HasResponse: 1, IsError: -1, Category: cat, IsFailure: failure,
+			IngestedMs: ingestedMs}
+	}
+	return out
+}
+
+// foldedCells reads a day's rows of its latest fold, and the same cells
+// merged from calls_5m, as sorted lines.
+func foldedCells(t *testing.T, e *chtest.Engine, day time.Time) (folded, merged []string) {
+	t.Helper()
+	type cell struct {
+		Tenant  string `ch:"tenant_name"`
+		Tool    string `ch:"tool_name"`
+		Bucket  int64  `ch:"bucket_s"`
+		Calls   uint64 `ch:"calls_n"`
+		Invalid uint64 `ch:"invalid_n"`
+		OK      uint64 `ch:"ok_n"`
+		Empty   uint64 `ch:"empty_n"`
+	}
+	lines := func(q string) []string {
+		var cs []cell
+		if err := e.DB.Select(context.Background(), &cs, q); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range cs {
+			out = append(out, fmt.Sprintf("%s %s %d: %d %d %d %d", c.Tenant, c.Tool, c.Bucket, c.Calls, c.Invalid, c.OK, c.Empty))
+		}
+		slices.Sort(out)
+		return out
+	}
+	lo, hi := day.Unix(), day.Unix()+86400
+	folded = lines(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
+		calls AS calls_n, invalid AS invalid_n, ok AS ok_n, empty AS empty_n
+		FROM calls_5m_days WHERE fold = (SELECT max(fold) FROM calls_5m_folds WHERE toUInt32(day) = %d)`, lo/86400))
+	merged = lines(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
+		toUInt64(uniqExactMerge(calls)) AS calls_n, toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_n,
+		toUInt64(uniqExactMergeIf(calls, is_failure = 0)) AS ok_n, toUInt64(uniqExactMergeIf(calls, category = 'EMPTY_RESULT')) AS empty_n
+		FROM calls_5m WHERE toUInt32(bucket) >= %d AND toUInt32(bucket) < %d GROUP BY tenant, server, tool, bucket`, lo, hi))
+	return folded, merged
+}
+
+// TestRollupDaysFoldsEachSettledDayOnce folds two complete days, one of
+// them holding a reclassified copy of every call: the folded counts are
+// the merged states' of each bucket. A second run folds nothing; a late
+// insert into a folded day waits for the settle time and is then folded
+// again, into a new fold that holds it.
+func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
+	ctx := context.Background()
+	// Days before today, by the clock the server stamps inserts with:
+	// RollupDays compares their time with now.
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	d1, d2 := today.AddDate(0, 0, -2), today.AddDate(0, 0, -1)
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, mixedCalls(d1, 150, 1, 1))
+			e.Insert(t, mixedCalls(d2, 120, 1000, 1))
+			again := mixedCalls(d2, 120, 1000, 2) // every call of d2 again, reclassified
+			for i := range again {
+				again[i].Category, again[i].IsFailure = "INVALID_ARGUMENT", 1
+			}
+			e.Insert(t, again)
+			e.Insert(t, mixedCalls(today, 40, 5000, 1)) // not complete: never folded
+			now := time.Now()
+
+			res, err := compact.RollupDays(ctx, e.DB, now, 5, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []time.Time{d1, d2}; !slices.Equal(res.Folded, want) || len(res.Unsettled) != 0 {
+				t.Fatalf("folded %v, unsettled %v; want %v and none", res.Folded, res.Unsettled, want)
+			}
+			for _, d := range []time.Time{d1, d2} {
+				folded, merged := foldedCells(t, e, d)
+				if len(merged) == 0 || !slices.Equal(folded, merged) {
+					t.Errorf("%s: folded\n%s\nwant the merged states\n%s", d.Format(time.DateOnly), strings.Join(folded, "\n"), strings.Join(merged, "\n"))
+				}
+			}
+
+			if res, err := compact.RollupDays(ctx, e.DB, now, 5, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
+				t.Fatalf("second run: folded %v, unsettled %v, err %v; want nothing", res.Folded, res.Unsettled, err)
+			}
+
+			e.Insert(t, mixedCalls(d1.Add(5*time.Hour), 3, 9000, 3)) // late
+			now = time.Now()
+			res, err = compact.RollupDays(ctx, e.DB, now, 5, time.Hour)
+			if err != nil || len(res.Folded) != 0 || !slices.Equal(res.Unsettled, []time.Time{d1}) {
+				t.Fatalf("right after a late insert: folded %v, unsettled %v, err %v; want %s unsettled", res.Folded, res.Unsettled, err, d1.Format(time.DateOnly))
+			}
+			res, err = compact.RollupDays(ctx, e.DB, now, 5, 0)
+			if err != nil || !slices.Equal(res.Folded, []time.Time{d1}) {
+				t.Fatalf("once settled: folded %v, err %v; want %s", res.Folded, err, d1.Format(time.DateOnly))
+			}
+			folded, merged := foldedCells(t, e, d1)
+			if !slices.Equal(folded, merged) {
+				t.Errorf("after the late insert: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(merged, "\n"))
+			}
+			if res, err := compact.RollupDays(ctx, e.DB, now, 1, 0); err != nil || len(res.Folded) != 0 {
+				t.Errorf("one day back: folded %v, err %v; want nothing (the day before today is folded)", res.Folded, err)
+			}
+		})
+	}
+}
+
+func TestRollupDaysNamesWhatFailed(t *testing.T) {
+	_, err := compact.RollupDays(context.Background(), failingDB{}, time.Now(), 3, 0)
+	if err == nil || !strings.Contains(err.Error(), "count rollup inserts: server gone") {
+		t.Fatalf("error %v, want the step named", err)
+	}
+	if res, err := compact.RollupDays(context.Background(), failingDB{}, time.Now(), 0, 0); err != nil || len(res.Folded) != 0 {
+		t.Fatalf("0 days: %v %v, want nothing done", res, err)
+	}
+}

@@ -1,0 +1,153 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
+	"github.com/mcplens/mcplens/pipeline"
+)
+
+// foldTraffic returns n calls over [from, from+span), over five tools and
+// two tenants, a tenth of them INVALID_ARGUMENT, each with a reclassified
+// copy one time in eight, call ids from first.
+func foldTraffic(seed uint64, from time.Time, span time.Duration, n int, first uint64) []pipeline.Call {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var out []pipeline.Call
+	for i := range n {
+		ts := from.Add(time.Duration(rng.Int64N(int64(span))))
+		cat := "OK"
+		if rng.IntN(10) == 0 {
+			cat = "INVALID_ARGUMENT"
+		}
+		c := pipeline.Call{Time: ts, TimeMs: ts.UnixMilli(), DurationMs: 5,
+			Tenant: []string{"acme", "globex"}[rng.IntN(2)], Server: "kb", Tool: fmt.Sprintf("tool%d", rng.IntN(5)),
+			SessionKey: "s", RequestID: fmt.Sprint(first + uint64(i)), CallID: first + uint64(i), Source: "capture", ArgsJSON: "{}",
+			ArgKeys: []string{}, ArgValues: []string{}, HasResponse: 1, IsError: -1, Category: cat, IngestedMs: 1}
+		out = append(out, c)
+		if rng.IntN(8) == 0 {
+			c.IngestedMs, c.Category = 2, "INVALID_ARGUMENT"
+			if cat == "INVALID_ARGUMENT" {
+				c.Category = "OK"
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// refBaseline is what invalid_argument_baseline_rollup.sql answers for
+// the tenant filter (all tenants when ""): per tool and step bucket of
+// [origin, lo), the distinct call ids, and those with an INVALID_ARGUMENT
+// ingest.
+func refBaseline(calls []pipeline.Call, tenant string, origin, lo, step int64) []string {
+	type key struct {
+		tool string
+		b    int64
+	}
+	ids, invalid := map[key]map[uint64]bool{}, map[key]map[uint64]bool{}
+	for _, c := range calls {
+		s := c.Time.Unix() / 300 * 300 // the cell's start
+		if s < origin || s >= lo || tenant != "" && c.Tenant != tenant {
+			continue
+		}
+		k := key{c.Tool, origin + (s-origin)/step*step}
+		if ids[k] == nil {
+			ids[k], invalid[k] = map[uint64]bool{}, map[uint64]bool{}
+		}
+		ids[k][c.CallID] = true
+		if c.Category == "INVALID_ARGUMENT" {
+			invalid[k][c.CallID] = true
+		}
+	}
+	var out []string
+	for k, v := range ids {
+		out = append(out, fmt.Sprintf("%s %d: %d %d", k.tool, k.b, len(v), len(invalid[k])))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestBaselineRollupReadsOnlyCurrentFolds reads the spikes' rollup baseline
+// over three days, the first two folded into calls_5m_days once, with
+// steps that cross midnight: it matches the distinct call ids of the
+// calls inserted before the fold, after it, after a late insert into a
+// folded day (whose fold its count no longer matches, so the day is merged
+// from calls_5m again), after that day is folded again, and when each day
+// has two folds at its count, as when two processes fold at once.
+func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
+	ctx := context.Background()
+	// RollupDays compares the time the server stamps inserts with with its
+	// now: the days are the two before today.
+	d3 := time.Now().UTC().Truncate(24 * time.Hour)
+	d1 := d3.AddDate(0, 0, -2)
+	calls := foldTraffic(17, d1, 68*time.Hour, 4000, 1)
+	late := foldTraffic(18, d1.AddDate(0, 0, 1).Add(3*time.Hour), 20*time.Hour, 300, 100000)
+	for i := range late {
+		late[i].Category = "INVALID_ARGUMENT"
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			check := func(stage string, inserted []pipeline.Call) {
+				t.Helper()
+				for _, tc := range []struct {
+					tenant          string
+					origin, lo, step int64
+				}{
+					{"", d1.Unix() + 3*3600, d3.Unix() + 18*3600, 7200},
+					{"globex", d1.Unix() + 300, d3.Unix() + 20*3600, 3600},
+					{"", d1.Unix() + 22*3600, d3.Unix() + 2*3600, 6 * 3600}, // buckets across both midnights
+				} {
+					f := Filter{From: time.Unix(tc.lo, 0), To: time.Unix(tc.lo+3600, 0), Tenant: tc.tenant}
+					all, set := toolArgs(nil, 0)
+					args := append(f.args(), clickhouse.Named("step_s", tc.step), clickhouse.Named("origin_s", tc.origin),
+						clickhouse.Named("lo_s", tc.lo), all, set)
+					var got []spikeCell
+					if err := e.DB.Select(ctx, &got, invalidArgumentBaselineRollupSQL, args...); err != nil {
+						t.Fatalf("%s: %v", stage, err)
+					}
+					var lines []string
+					for _, c := range got {
+						lines = append(lines, fmt.Sprintf("%s %d: %d %d", c.Tool, c.Bucket, c.Calls, c.Invalid))
+					}
+					slices.Sort(lines)
+					if want := refBaseline(inserted, tc.tenant, tc.origin, tc.lo, tc.step); !slices.Equal(lines, want) {
+						t.Errorf("%s, tenant %q step %d: got\n%s\nwant\n%s", stage, tc.tenant, tc.step, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+					}
+				}
+			}
+			check("before any fold", calls)
+			res, err := compact.RollupDays(ctx, e.DB, time.Now(), 7, 0)
+			if err != nil || len(res.Folded) != 2 {
+				t.Fatalf("fold: %v %v, want two days folded", res, err)
+			}
+			check("two days folded", calls)
+			e.Insert(t, late)
+			both := append(slices.Clip(calls), late...)
+			check("a late insert into a folded day", both)
+			if res, err := compact.RollupDays(ctx, e.DB, time.Now(), 7, 0); err != nil || len(res.Folded) != 1 {
+				t.Fatalf("fold again: %v %v, want the second day folded again", res, err)
+			}
+			check("folded again", both)
+			// A second process that folded the same days at the same counts.
+			for _, q := range []string{
+				"INSERT INTO calls_5m_days (day, fold, tenant, server, tool, bucket, calls, invalid, ok, empty) SELECT day, fold + 1, tenant, server, tool, bucket, calls, invalid, ok, empty FROM calls_5m_days",
+				"INSERT INTO calls_5m_folds (day, inserts, fold, folded) SELECT day, inserts, fold + 1, folded FROM calls_5m_folds",
+			} {
+				if err := e.DB.Exec(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check("two folds of each day at its count", both)
+		})
+	}
+}
