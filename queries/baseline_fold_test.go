@@ -100,7 +100,7 @@ func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
 			check := func(stage string, inserted []pipeline.Call) {
 				t.Helper()
 				for _, tc := range []struct {
-					tenant          string
+					tenant           string
 					origin, lo, step int64
 				}{
 					{"", d1.Unix() + 3*3600, d3.Unix() + 18*3600, 7200},
