@@ -1,6 +1,7 @@
 package dashboards_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/dashboards"
+	"github.com/mcplens/mcplens/pipeline/classify"
 )
 
 // pRule is an alert rule as the generated provisioning file holds it, read
@@ -347,5 +350,56 @@ func checkTemplates(t *testing.T, r pRule, in instance) {
 		if strings.Contains(b.String(), "<no value>") {
 			t.Errorf("%s annotation %s renders %q", r.Title, k, b.String())
 		}
+	}
+}
+
+// TestSpikeAlertsReadOnlyCurrentFolds evaluates the two baseline rules
+// with their tools' baseline days folded into plain counts
+// (compact.RollupDays), after 100 late successes land in a folded day of
+// each tool's baseline, which halves its share there and doubles the
+// ratio, and after that day is folded again: a fold whose day took an
+// insert since is not read.
+func TestSpikeAlertsReadOnlyCurrentFolds(t *testing.T) {
+	rules := provisionedRules(t)
+	late := func(tool string) []fx {
+		return repeat(100, fx{tool: tool, category: classify.OK}, func(i int, f *fx) {
+			f.at, f.session = 30*hr+time.Duration(i)*minute, fmt.Sprintf("%s-late%d", tool, i)
+		})
+	}
+	fire := func(t *testing.T, e *chtest.Engine, stage string, want map[string]float64) {
+		t.Helper()
+		for rule, tool := range map[string]string{"MCPInvalidArgumentSpike": "spiky", "MCPEmptyResultSpike": "empty_spike"} {
+			got := map[string]float64{}
+			for _, in := range evaluate(t, e, rules[rule], now) {
+				if in.firing {
+					got[in.labels["tool_name"]] = in.value
+				}
+			}
+			if !sameValues(got, map[string]float64{tool: want[tool]}) {
+				t.Errorf("%s: %s fires %v, want %s at %v", stage, rule, got, tool, want[tool])
+			}
+		}
+	}
+	fold := func(t *testing.T, e *chtest.Engine, days int) {
+		t.Helper()
+		if res, err := compact.RollupDays(context.Background(), e.DB, time.Now(), 60, 0); err != nil || len(res.Folded) != days {
+			t.Fatalf("fold: %v %v, want %d days folded", res, err, days)
+		}
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls(spikeTool("spiky", classify.InvalidArgument, 100, 2, 20, 3), // 15 % vs 2 %
+				spikeTool("empty_spike", classify.EmptyResult, 100, 10, 20, 6), // 30 % vs 10 % of the calls that did not fail
+				repeat(20, fx{tool: "empty_spike", category: classify.Internal}, func(i int, f *fx) {
+					f.at, f.session = 50*hr+time.Duration(i)*minute, fmt.Sprintf("empty_spike-f%d", i)
+				})))
+			fold(t, e, 5)
+			fire(t, e, "folded", map[string]float64{"spiky": 7.5, "empty_spike": 3})
+			e.Insert(t, calls(late("spiky"), late("empty_spike")))
+			want := map[string]float64{"spiky": 15, "empty_spike": 6} // 15 % vs 1 %, 30 % vs 5 %
+			fire(t, e, "100 late successes in a folded day", want)
+			fold(t, e, 1)
+			fire(t, e, "folded again", want)
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package dashboards_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 )
@@ -85,7 +87,9 @@ func hourlyFleet(tools, hours int) []pipeline.Call {
 // a fleet of tools with buckets every hour but for gaps, so that most
 // buckets have one exactly 7 days (604800 s) before them, which the
 // baseline includes, and re-ingested calls, over a range of two days whose
-// baseline partly comes from the rollup. Then with the panel's memory
+// baseline partly comes from the rollup; again with the rollup's complete
+// days folded (compact.RollupDays), after a late call into a folded day,
+// and folded again. Then with the panel's memory
 // capped: the FINAL form's per-bucket copies of each tool's arrays are
 // quadratic in its buckets and do not fit where the running sum does.
 func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
@@ -108,6 +112,36 @@ func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
 			}
 			if g, w := canonical(got), canonical(want); g != w {
 				t.Errorf("the panel differs from its FINAL form:\n got %s\nwant %s", g, w)
+			}
+			// The baseline's complete days folded into plain counts, then
+			// one of them taking a late call, then folded again.
+			if res, err := compact.RollupDays(context.Background(), e.DB, time.Now(), 30, 0); err != nil || len(res.Folded) < 8 {
+				t.Fatalf("fold: %v %v, want the fleet's days folded", res, err)
+			}
+			// Late INVALID_ARGUMENT calls of a tool 5 days ago: enough to
+			// raise its baseline past its spikes in the range.
+			late := make([]pipeline.Call, 200)
+			for i := range late {
+				c := fleet[0]
+				c.Time = now.Add(-5*24*time.Hour + time.Duration(i)*time.Second)
+				c.TimeMs, c.CallID, c.RequestID = c.Time.UnixMilli(), 1<<50+uint64(i), fmt.Sprint("late", i)
+				c.Category, c.IsFailure = string(classify.InvalidArgument), 1
+				late[i] = c
+			}
+			for _, stage := range []string{"folded", "a late call into a folded day", "folded again"} {
+				switch stage {
+				case "a late call into a folded day":
+					e.Insert(t, late)
+				case "folded again":
+					if res, err := compact.RollupDays(context.Background(), e.DB, time.Now(), 30, 0); err != nil || len(res.Folded) != 1 {
+						t.Fatalf("fold again: %v %v, want the late call's day", res, err)
+					}
+				}
+				_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, r))
+				_, want := query(t, e, expandPanel(t, final, tg.vars, nil, r))
+				if g, w := canonical(got), canonical(want); g != w {
+					t.Errorf("%s: the panel differs from its FINAL form:\n got %s\nwant %s", stage, g, w)
+				}
 			}
 		})
 	}

@@ -15,7 +15,10 @@
 -- for every bucket, quadratic: over 24 h with 1,820 tool names 3.7-4.7 s on
 -- 18.16 against 1.4-1.7 s (BENCHMARKS.md, fourteenth round). Its 7 days
 -- before the range are read from the 5-minute rollup
--- calls_5m (distinct call ids per cell; whole hours are whole cells), the
+-- calls_5m (distinct call ids per cell; whole hours are whole cells), its
+-- complete days from their plain counts in calls_5m_days where a current
+-- fold holds them (as queries/invalid_argument_baseline_rollup.sql reads
+-- them: the same counts, without merging seven days of states), the
 -- range itself from the raw calls, where a re-ingested call counts once, as
 -- its latest ingest, as the API counts it: the calls are the distinct call
 -- identities, and the INVALID_ARGUMENT calls those whose latest copy is one,
@@ -86,9 +89,41 @@ FROM (
       SELECT
         toString(tool) AS tool_name,
         intDiv(toUInt32(bucket), 3600) * 3600 AS b,
+        toInt64(sum(calls)) AS n_,
+        toInt64(sum(invalid)) AS inv_
+      FROM calls_5m_days
+      PREWHERE (day, fold) GLOBAL IN (
+          SELECT day, max(fold)
+          FROM calls_5m_folds
+          WHERE day >= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800, 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 1, 'UTC'))
+            AND (day, inserts) GLOBAL IN (
+              SELECT day, toUInt64(countMerge(rows))
+              FROM calls_day_inserts
+              WHERE day >= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800, 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 1, 'UTC'))
+              GROUP BY day)
+          GROUP BY day)
+      WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
+        AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
+        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+        AND $__conditionalAll(server IN (${server:singlequote}), $server)
+        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      GROUP BY tool_name, b
+      UNION ALL
+      SELECT
+        toString(tool) AS tool_name,
+        intDiv(toUInt32(bucket), 3600) * 3600 AS b,
         toInt64(uniqExactMerge(calls)) AS n_,
         toInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS inv_
       FROM calls_5m
+      PREWHERE toDate(bucket) GLOBAL NOT IN (
+          SELECT day
+          FROM calls_5m_folds
+          WHERE day >= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800, 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 1, 'UTC'))
+            AND (day, inserts) GLOBAL IN (
+              SELECT day, toUInt64(countMerge(rows))
+              FROM calls_day_inserts
+              WHERE day >= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800, 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 1, 'UTC'))
+              GROUP BY day))
       WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
         AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
