@@ -44,9 +44,10 @@ type AlertRule struct {
 // alone run every minute; those that compare it with days of history (the
 // spike rules' 7-day baselines, the definition-change rule's two days) every
 // 5 minutes, as the classification rules over 24 hours do: their signal
-// moves on the scale of the hour, and each evaluation costs 0.45-2 s of
-// ClickHouse on 18.16 at 10M calls a week, where the 1-hour rules cost
-// 0.015-0.04 s (BENCHMARKS.md, fifteenth and sixteenth rounds).
+// moves on the scale of the hour, and each evaluation costs 0.25-0.5 s of
+// ClickHouse on 18.16 at 10M calls a week with the baselines' days folded
+// (0.45-2 s without), where the 1-hour rules cost 0.015-0.04 s
+// (BENCHMARKS.md, fifteenth to seventeenth rounds).
 const (
 	groupClassification = "mcplens-classification"
 	groupTools          = "mcplens-tools"

@@ -85,7 +85,7 @@ for part in "${parts[@]}"; do
     echo "== queries at $calls calls (BenchmarkScale; ms, medians of 3 runs)"
     MCPLENS_BENCH_CALLS=$calls go test -run '^$' -bench BenchmarkScale -benchtime 1x -count 3 -timeout 3h -v ./queries \
       >"$out/scale.txt" 2>&1 || { tail -20 "$out/scale.txt"; exit 1; }
-    grep 'generated' "$out/scale.txt" || true
+    grep 'generated\|folded' "$out/scale.txt" || true
     awk '
       /^BenchmarkScale\/.*ns\/op/ {
         split($1, f, "/"); sub(/-[0-9]+$/, "", f[5]); col = f[2] " " f[4]

@@ -178,7 +178,7 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	if len(res.Changed) == 0 {
-		fmt.Fprintf(stdout, "retention up to date (%s mode): raw %s, rollup %s, tool sightings folded after %s\n", res.Mode, cfg.ops.retention.Raw, cfg.ops.retention.Rollup, cfg.ops.retention.Sightings)
+		fmt.Fprintf(stdout, "retention up to date (%s mode): raw %s, rollup %s, tool sightings folded after %s, rollup days folded within %s\n", res.Mode, cfg.ops.retention.Raw, cfg.ops.retention.Rollup, cfg.ops.retention.Sightings, cfg.ops.retention.FoldRollup)
 	}
 	return nil
 }
