@@ -35,10 +35,11 @@ type RollupResult struct {
 // baseline add those up instead of merging seven days of uniqExact states
 // (schema/013_calls_5m_days.sql). A day is folded when calls brought rows
 // to it since the migration that counts them (calls_day_inserts), its
-// insert count has no fold yet, and its last insert, by the server's clock,
-// is at least settle before now (settle covers the clocks' skew too); a fold whose day took an insert while it ran is
-// not recorded and is made again by a later run. It is idempotent: a second
-// run with nothing inserted folds nothing. Readers ignore any fold whose
+// insert count has no fold yet, and its last insert, by the server's
+// clock, is at least settle before now (settle covers the clocks' skew
+// too); a fold whose day took an insert while it ran is not recorded and
+// is made again by a later run. It is idempotent: a second run with
+// nothing inserted folds nothing. Readers ignore any fold whose
 // insert count is no longer the day's, so a late insert into a folded day
 // sends them back to calls_5m until the day is folded again. It needs a
 // single server, as Days does.
@@ -55,19 +56,16 @@ func RollupDays(ctx context.Context, db DB, now time.Time, days int, settle time
 	if err != nil {
 		return res, err
 	}
-	var made []struct {
-		Day     uint32 `ch:"day_n"`
-		Inserts uint64 `ch:"inserts"`
-	}
+	var made []dayFold
 	if err := db.Select(ctx, &made, rollupFoldsSQL, span...); err != nil {
 		return res, fmt.Errorf("list rollup folds: %w", err)
 	}
-	folded := map[[2]uint64]bool{}
+	folded := map[dayFold]bool{}
 	for _, m := range made {
-		folded[[2]uint64{uint64(m.Day), m.Inserts}] = true
+		folded[m] = true
 	}
 	for _, c := range counts {
-		if folded[[2]uint64{uint64(c.Day), c.Inserts}] {
+		if folded[dayFold{c.Day, c.Inserts}] {
 			continue
 		}
 		day := time.Unix(int64(c.Day)*86400, 0).UTC()
@@ -87,6 +85,13 @@ func RollupDays(ctx context.Context, db DB, now time.Time, days int, settle time
 	}
 	res.Took = time.Since(start)
 	return res, nil
+}
+
+// dayFold is a day (days since 1970-01-01) and an insert count it was
+// folded at: a row of rollup_folds.sql.
+type dayFold struct {
+	Day     uint32 `ch:"day_n"`
+	Inserts uint64 `ch:"inserts"`
 }
 
 // dayCount is one row of rollup_day_inserts.sql.
