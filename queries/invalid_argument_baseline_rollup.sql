@@ -8,9 +8,9 @@
 -- ingests was one, and once among the calls (schema/004_calls_5m.sql).
 -- Complete days folded into plain counts (calls_5m_days, compact.RollupDays)
 -- are added up instead of merging their states: a day is read from its
--- latest fold made at the insert count calls_day_inserts has for it now,
--- every other day from calls_5m, so that the answer is the same either
--- way. Over 7 days of 1,820 tools' states the merge took 0.4-0.55 s of the
+-- latest fold made at the insert count calls_day_inserts has for it now
+-- (schema/015_calls_5m_current_folds.sql), every other day from calls_5m,
+-- so that the answer is the same either way. Over 7 days of 1,820 tools' states the merge took 0.4-0.55 s of the
 -- spikes endpoint (BENCHMARKS.md, seventeenth round). The days' conditions
 -- are PREWHERE: as a WHERE, 18.16 read the states of every folded day
 -- before setting them aside (0.24 s instead of 0.03 s).
@@ -22,16 +22,7 @@ FROM (
     sum(calls) AS calls_,
     sum(invalid) AS invalid_
   FROM calls_5m_days
-  PREWHERE (day, fold) GLOBAL IN (
-      SELECT day, max(fold)
-      FROM calls_5m_folds
-      WHERE day >= toDate(toDateTime(@origin_s, 'UTC')) AND day <= toDate(toDateTime(@lo_s - 1, 'UTC'))
-        AND (day, inserts) GLOBAL IN (
-          SELECT day, toUInt64(countMerge(rows))
-          FROM calls_day_inserts
-          WHERE day >= toDate(toDateTime(@origin_s, 'UTC')) AND day <= toDate(toDateTime(@lo_s - 1, 'UTC'))
-          GROUP BY day)
-      GROUP BY day)
+  PREWHERE (day, fold) GLOBAL IN (SELECT day, fold FROM calls_5m_current_folds)
   WHERE bucket >= toDateTime(@origin_s, 'UTC') AND bucket < toDateTime(@lo_s, 'UTC')
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))
@@ -46,15 +37,7 @@ FROM (
     toUInt64(uniqExactMerge(calls)) AS calls_,
     toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_
   FROM calls_5m
-  PREWHERE toDate(bucket) GLOBAL NOT IN (
-      SELECT day
-      FROM calls_5m_folds
-      WHERE day >= toDate(toDateTime(@origin_s, 'UTC')) AND day <= toDate(toDateTime(@lo_s - 1, 'UTC'))
-        AND (day, inserts) GLOBAL IN (
-          SELECT day, toUInt64(countMerge(rows))
-          FROM calls_day_inserts
-          WHERE day >= toDate(toDateTime(@origin_s, 'UTC')) AND day <= toDate(toDateTime(@lo_s - 1, 'UTC'))
-          GROUP BY day))
+  PREWHERE toDate(bucket) GLOBAL NOT IN (SELECT day FROM calls_5m_current_folds)
   WHERE bucket >= toDateTime(@origin_s, 'UTC') AND bucket < toDateTime(@lo_s, 'UTC')
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))

@@ -70,16 +70,7 @@ FROM (
       toInt64(sum(calls)),
       toInt64(sum(invalid))
     FROM calls_5m_days
-    PREWHERE (day, fold) GLOBAL IN (
-        SELECT day, max(fold)
-        FROM calls_5m_folds
-        WHERE day >= toDate(toDateTime(toUInt32($__fromTime), 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300 - 1, 'UTC'))
-          AND (day, inserts) GLOBAL IN (
-            SELECT day, toUInt64(countMerge(rows))
-            FROM calls_day_inserts
-            WHERE day >= toDate(toDateTime(toUInt32($__fromTime), 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300 - 1, 'UTC'))
-            GROUP BY day)
-        GROUP BY day)
+    PREWHERE (day, fold) GLOBAL IN (SELECT day, fold FROM calls_5m_current_folds)
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
       AND (tenant, server, tool) GLOBAL IN (
@@ -100,15 +91,7 @@ FROM (
       toInt64(uniqExactMerge(calls)),
       toInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT'))
     FROM calls_5m
-    PREWHERE toDate(bucket) GLOBAL NOT IN (
-        SELECT day
-        FROM calls_5m_folds
-        WHERE day >= toDate(toDateTime(toUInt32($__fromTime), 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300 - 1, 'UTC'))
-          AND (day, inserts) GLOBAL IN (
-            SELECT day, toUInt64(countMerge(rows))
-            FROM calls_day_inserts
-            WHERE day >= toDate(toDateTime(toUInt32($__fromTime), 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300 - 1, 'UTC'))
-            GROUP BY day))
+    PREWHERE toDate(bucket) GLOBAL NOT IN (SELECT day FROM calls_5m_current_folds)
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
       AND (tenant, server, tool) GLOBAL IN (

@@ -92,16 +92,7 @@ FROM (
         toInt64(sum(calls)) AS n_,
         toInt64(sum(invalid)) AS inv_
       FROM calls_5m_days
-      PREWHERE (day, fold) GLOBAL IN (
-          SELECT day, max(fold)
-          FROM calls_5m_folds
-          WHERE day >= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800, 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 1, 'UTC'))
-            AND (day, inserts) GLOBAL IN (
-              SELECT day, toUInt64(countMerge(rows))
-              FROM calls_day_inserts
-              WHERE day >= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800, 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 1, 'UTC'))
-              GROUP BY day)
-          GROUP BY day)
+      PREWHERE (day, fold) GLOBAL IN (SELECT day, fold FROM calls_5m_current_folds)
       WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
         AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
@@ -115,15 +106,7 @@ FROM (
         toInt64(uniqExactMerge(calls)) AS n_,
         toInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS inv_
       FROM calls_5m
-      PREWHERE toDate(bucket) GLOBAL NOT IN (
-          SELECT day
-          FROM calls_5m_folds
-          WHERE day >= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800, 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 1, 'UTC'))
-            AND (day, inserts) GLOBAL IN (
-              SELECT day, toUInt64(countMerge(rows))
-              FROM calls_day_inserts
-              WHERE day >= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800, 'UTC')) AND day <= toDate(toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 1, 'UTC'))
-              GROUP BY day))
+      PREWHERE toDate(bucket) GLOBAL NOT IN (SELECT day FROM calls_5m_current_folds)
       WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
         AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
