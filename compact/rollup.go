@@ -110,13 +110,17 @@ func dayInserts(ctx context.Context, db DB, span []any, now time.Time, settle ti
 	return counts, nil
 }
 
-// foldDay folds one day counted at inserts and records the fold, unless
-// the day's count moved while it ran; it reports whether it recorded it.
+// foldDay folds one day counted at inserts, an hour at a time under one
+// fold id, and records the fold, unless the day's count moved while it
+// ran; it reports whether it recorded it. A fold cut short is never
+// recorded, so readers never see its rows.
 func foldDay(ctx context.Context, db DB, day time.Time, inserts uint64) (bool, error) {
 	fold := uint64(time.Now().UnixNano())
-	at := []any{clickhouse.Named("from_s", day.Unix()), clickhouse.Named("fold", fold)}
-	if err := db.Exec(ctx, foldRollupDaySQL, at...); err != nil {
-		return false, fmt.Errorf("fold rollup day %s: %w", day.Format(time.DateOnly), err)
+	at := []any{clickhouse.Named("day_s", day.Unix()), clickhouse.Named("fold", fold)}
+	for h := range int64(24) {
+		if err := db.Exec(ctx, foldRollupDaySQL, append(at, clickhouse.Named("from_s", day.Unix()+h*3600))...); err != nil {
+			return false, fmt.Errorf("fold rollup day %s: %w", day.Format(time.DateOnly), err)
+		}
 	}
 	after, err := dayInserts(ctx, db, []any{clickhouse.Named("from_s", day.Unix()), clickhouse.Named("to_s", day.Unix()+86400)}, day, 0)
 	if err != nil {

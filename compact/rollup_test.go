@@ -2,6 +2,7 @@ package compact_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -139,5 +140,52 @@ func TestRollupDaysNamesWhatFailed(t *testing.T) {
 	}
 	if res, err := compact.RollupDays(context.Background(), failingDB{}, time.Now(), 0, 0); err != nil || len(res.Folded) != 0 {
 		t.Fatalf("0 days: %v %v, want nothing done", res, err)
+	}
+}
+
+// failingExec fails every Exec after the first n.
+type failingExec struct {
+	compact.DB
+	n int
+}
+
+func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
+	if f.n == 0 {
+		return errors.New("server gone")
+	}
+	f.n--
+	return f.DB.Exec(ctx, q, args...)
+}
+
+// TestRollupDaysCutShortIsNeverRead: a fold that stops after 5 of its 24
+// hours leaves rows but no record, so no reader takes the day from it; the
+// next run folds the day whole.
+func TestRollupDaysCutShortIsNeverRead(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24 * time.Hour).AddDate(0, 0, -1)
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, mixedCalls(day, 200, 1, 1))
+			_, err := compact.RollupDays(ctx, &failingExec{DB: e.DB, n: 5}, time.Now(), 2, 0)
+			if err == nil || !strings.Contains(err.Error(), "fold rollup day "+day.Format(time.DateOnly)+": server gone") {
+				t.Fatalf("error %v, want the day named", err)
+			}
+			var n []struct {
+				Rows    uint64 `ch:"rows_n"`
+				Current uint64 `ch:"current_n"`
+			}
+			if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_days) AS rows_n, (SELECT count() FROM calls_5m_current_folds) AS current_n"); err != nil {
+				t.Fatal(err)
+			}
+			if n[0].Rows == 0 || n[0].Current != 0 {
+				t.Fatalf("after the cut: %d folded rows, %d current folds; want some rows and no current fold", n[0].Rows, n[0].Current)
+			}
+			if res, err := compact.RollupDays(ctx, e.DB, time.Now(), 2, 0); err != nil || !slices.Equal(res.Folded, []time.Time{day}) {
+				t.Fatalf("next run: %v %v, want the day folded", res, err)
+			}
+			if folded, merged := foldedCells(t, e, day); !slices.Equal(folded, merged) {
+				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(merged, "\n"))
+			}
+		})
 	}
 }
