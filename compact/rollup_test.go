@@ -162,7 +162,7 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 // next run folds the day whole.
 func TestRollupDaysCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
-	day := time.Now().UTC().Truncate(24 * time.Hour).AddDate(0, 0, -1)
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, mixedCalls(day, 200, 1, 1))
