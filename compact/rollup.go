@@ -18,6 +18,12 @@ var (
 	foldRollupDaySQL string
 	//go:embed record_rollup_fold.sql
 	recordRollupFoldSQL string
+	//go:embed superseded_rollup_folds.sql
+	supersededRollupFoldsSQL string
+	//go:embed drop_rollup_fold_records.sql
+	dropRollupFoldRecordsSQL string
+	//go:embed drop_rollup_fold_rows.sql
+	dropRollupFoldRowsSQL string
 )
 
 // RollupResult is what one RollupDays call did.
@@ -26,7 +32,11 @@ type RollupResult struct {
 	// for a later run because an insert came in the last settle or during
 	// the fold.
 	Folded, Unsettled []time.Time
-	Took              time.Duration
+	// Superseded is how many earlier folds of the days folded were made at
+	// an insert count that has passed; their rows and records are being
+	// deleted (mutations the server finishes in the background).
+	Superseded int
+	Took       time.Duration
 }
 
 // RollupDays folds each complete UTC day of the last days before now's day
@@ -79,6 +89,11 @@ func RollupDays(ctx context.Context, db DB, now time.Time, days int, settle time
 		}
 		if ok {
 			res.Folded = append(res.Folded, day)
+			n, err := dropSuperseded(ctx, db, day, c.Inserts)
+			if err != nil {
+				return res, err
+			}
+			res.Superseded += n
 		} else {
 			res.Unsettled = append(res.Unsettled, day)
 		}
@@ -133,4 +148,33 @@ func foldDay(ctx context.Context, db DB, day time.Time, inserts uint64) (bool, e
 		return false, fmt.Errorf("record rollup fold of %s: %w", day.Format(time.DateOnly), err)
 	}
 	return true, nil
+}
+
+// dropSuperseded deletes the rows and records of day's folds made at an
+// insert count other than inserts, the count its new fold was made at, and
+// returns how many there were. Only those: a fold at the same count may be
+// another process's, still being written. Rows of a fold cut short before
+// its record stay; readers never take them.
+func dropSuperseded(ctx context.Context, db DB, day time.Time, inserts uint64) (int, error) {
+	at := []any{clickhouse.Named("day_s", day.Unix())}
+	var old []struct {
+		Fold uint64 `ch:"fold"`
+	}
+	if err := db.Select(ctx, &old, supersededRollupFoldsSQL, append(at, clickhouse.Named("inserts", inserts))...); err != nil {
+		return 0, fmt.Errorf("list superseded rollup folds of %s: %w", day.Format(time.DateOnly), err)
+	}
+	if len(old) == 0 {
+		return 0, nil
+	}
+	folds := make([]any, len(old))
+	for i, o := range old {
+		folds[i] = o.Fold
+	}
+	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: folds}))
+	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL} {
+		if err := db.Exec(ctx, q, at...); err != nil {
+			return 0, fmt.Errorf("delete superseded rollup folds of %s: %w", day.Format(time.DateOnly), err)
+		}
+	}
+	return len(old), nil
 }

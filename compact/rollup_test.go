@@ -75,7 +75,8 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time) (folded, merged 
 // them holding a reclassified copy of every call: the folded counts are
 // the merged states' of each bucket. A second run folds nothing; a late
 // insert into a folded day waits for the settle time and is then folded
-// again, into a new fold that holds it.
+// again, into a new fold that holds it, and the fold it supersedes is
+// deleted.
 func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
 	ctx := context.Background()
 	// Days before today, by the clock the server stamps inserts with:
@@ -119,12 +120,29 @@ func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
 				t.Fatalf("right after a late insert: folded %v, unsettled %v, err %v; want %s unsettled", res.Folded, res.Unsettled, err, d1.Format(time.DateOnly))
 			}
 			res, err = compact.RollupDays(ctx, e.DB, now, 5, 0)
-			if err != nil || !slices.Equal(res.Folded, []time.Time{d1}) {
-				t.Fatalf("once settled: folded %v, err %v; want %s", res.Folded, err, d1.Format(time.DateOnly))
+			if err != nil || !slices.Equal(res.Folded, []time.Time{d1}) || res.Superseded != 1 {
+				t.Fatalf("once settled: folded %v, %d superseded, err %v; want %s and its first fold superseded", res.Folded, res.Superseded, err, d1.Format(time.DateOnly))
 			}
 			folded, merged := foldedCells(t, e, d1)
 			if !slices.Equal(folded, merged) {
 				t.Errorf("after the late insert: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(merged, "\n"))
+			}
+			// The superseded fold's rows and record go (mutations); the
+			// other day's fold stays.
+			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+				var n []struct {
+					Folds uint64 `ch:"folds_n"`
+					Rows  uint64 `ch:"rows_n"`
+				}
+				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(day, fold) FROM calls_5m_days) AS rows_n"); err != nil {
+					t.Fatal(err)
+				}
+				if n[0].Folds == 2 && n[0].Rows == 2 {
+					break
+				}
+				if time.Since(start) > time.Minute {
+					t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want 2 and 2", n[0].Folds, n[0].Rows)
+				}
 			}
 			if res, err := compact.RollupDays(ctx, e.DB, now, 1, 0); err != nil || len(res.Folded) != 0 {
 				t.Errorf("one day back: folded %v, err %v; want nothing (the day before today is folded)", res.Folded, err)

@@ -156,6 +156,9 @@ func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error
 		for _, d := range f.Folded {
 			res.Changed = append(res.Changed, "calls_5m: folded "+d.Format(time.DateOnly)+" into calls_5m_days")
 		}
+		if f.Superseded > 0 {
+			res.Changed = append(res.Changed, fmt.Sprintf("calls_5m_days: deleting %d superseded folds", f.Superseded))
+		}
 	}
 	return res, nil
 }
