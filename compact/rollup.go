@@ -40,9 +40,11 @@ type RollupResult struct {
 }
 
 // RollupDays folds each complete UTC day of the last days before now's day
-// whose calls_5m changed since its latest fold into plain counts per tenant,
+// whose calls changed since its latest fold into plain counts per tenant,
 // server, tool and 5-minute bucket (calls_5m_days): readers of a long
-// baseline add those up instead of merging seven days of uniqExact states
+// baseline add those up instead of merging seven days of uniqExact states,
+// and the spikes panel its range's distinct calls and latest
+// INVALID_ARGUMENT ingests instead of grouping the raw calls
 // (schema/013_calls_5m_days.sql). A day is folded when calls brought rows
 // to it since the migration that counts them (calls_day_inserts), its
 // insert count has no fold yet, and its last insert, by the server's
@@ -125,8 +127,8 @@ func dayInserts(ctx context.Context, db DB, span []any, now time.Time, settle ti
 	return counts, nil
 }
 
-// foldDay folds one day counted at inserts, an hour at a time under one
-// fold id, and records the fold, unless the day's count moved while it
+// foldDay folds one day counted at inserts, its calls_5m states and its
+// raw calls, an hour at a time under one fold id, and records the fold, unless the day's count moved while it
 // ran; it reports whether it recorded it. A fold cut short is never
 // recorded, so readers never see its rows.
 func foldDay(ctx context.Context, db DB, day time.Time, inserts uint64) (bool, error) {

@@ -35,45 +35,79 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 	return out
 }
 
-// foldedCells reads a day's rows of its latest fold, and the same cells
-// merged from calls_5m, as sorted lines.
-func foldedCells(t *testing.T, e *chtest.Engine, day time.Time) (folded, merged []string) {
+// foldedCells reads, per bucket of day, the counts of its latest fold, and
+// what they must be: calls_5m's merged states for the rollup's counts, and
+// for the raw ones the distinct calls among inserted and those whose
+// latest ingest is INVALID_ARGUMENT, counted here.
+func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
 	t.Helper()
 	type cell struct {
-		Tenant  string `ch:"tenant_name"`
-		Tool    string `ch:"tool_name"`
-		Bucket  int64  `ch:"bucket_s"`
-		Calls   uint64 `ch:"calls_n"`
-		Invalid uint64 `ch:"invalid_n"`
-		OK      uint64 `ch:"ok_n"`
-		Empty   uint64 `ch:"empty_n"`
+		Tenant        string `ch:"tenant_name"`
+		Tool          string `ch:"tool_name"`
+		Bucket        int64  `ch:"bucket_s"`
+		Calls         uint64 `ch:"calls_n"`
+		Invalid       uint64 `ch:"invalid_n"`
+		OK            uint64 `ch:"ok_n"`
+		Empty         uint64 `ch:"empty_n"`
+		Identities    uint64 `ch:"identities_n"`
+		LatestInvalid uint64 `ch:"latest_invalid_n"`
 	}
-	lines := func(q string) []string {
+	read := func(q string) []cell {
 		var cs []cell
 		if err := e.DB.Select(context.Background(), &cs, q); err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, c := range cs {
-			out = append(out, fmt.Sprintf("%s %s %d: %d %d %d %d", c.Tenant, c.Tool, c.Bucket, c.Calls, c.Invalid, c.OK, c.Empty))
-		}
-		slices.Sort(out)
-		return out
+		return cs
+	}
+	line := func(c cell) string {
+		return fmt.Sprintf("%s %s %d: %d %d %d %d | %d %d", c.Tenant, c.Tool, c.Bucket, c.Calls, c.Invalid, c.OK, c.Empty, c.Identities, c.LatestInvalid)
 	}
 	lo, hi := day.Unix(), day.Unix()+86400
-	folded = lines(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
-		calls AS calls_n, invalid AS invalid_n, ok AS ok_n, empty AS empty_n
-		FROM calls_5m_days WHERE fold = (SELECT max(fold) FROM calls_5m_folds WHERE toUInt32(day) = %d)`, lo/86400))
-	merged = lines(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
+	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
+		sum(calls) AS calls_n, sum(invalid) AS invalid_n, sum(ok) AS ok_n, sum(empty) AS empty_n,
+		sum(identities) AS identities_n, sum(latest_invalid) AS latest_invalid_n
+		FROM calls_5m_days WHERE fold = (SELECT max(fold) FROM calls_5m_folds WHERE toUInt32(day) = %d)
+		GROUP BY tenant, server, tool, bucket`, lo/86400)) {
+		folded = append(folded, line(c))
+	}
+	// The raw counts: each call's latest copy, by identity.
+	latest := map[[3]string]pipeline.Call{}
+	for _, c := range inserted {
+		k := [3]string{c.Tenant, c.Tool, fmt.Sprint(c.SessionKey, c.TimeMs, c.CallID)}
+		if l, ok := latest[k]; !ok || c.IngestedMs > l.IngestedMs {
+			latest[k] = c
+		}
+	}
+	type key struct {
+		tenant, tool string
+		bucket       int64
+	}
+	ids, inv := map[key]uint64{}, map[key]uint64{}
+	for _, c := range latest {
+		k := key{c.Tenant, c.Tool, c.Time.Unix() / 300 * 300}
+		ids[k]++
+		if c.Category == "INVALID_ARGUMENT" {
+			inv[k]++
+		}
+	}
+	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
 		toUInt64(uniqExactMerge(calls)) AS calls_n, toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_n,
-		toUInt64(uniqExactMergeIf(calls, is_failure = 0)) AS ok_n, toUInt64(uniqExactMergeIf(calls, category = 'EMPTY_RESULT')) AS empty_n
-		FROM calls_5m WHERE toUInt32(bucket) >= %d AND toUInt32(bucket) < %d GROUP BY tenant, server, tool, bucket`, lo, hi))
-	return folded, merged
+		toUInt64(uniqExactMergeIf(calls, is_failure = 0)) AS ok_n, toUInt64(uniqExactMergeIf(calls, category = 'EMPTY_RESULT')) AS empty_n,
+		toUInt64(0) AS identities_n, toUInt64(0) AS latest_invalid_n
+		FROM calls_5m WHERE toUInt32(bucket) >= %d AND toUInt32(bucket) < %d GROUP BY tenant, server, tool, bucket`, lo, hi)) {
+		k := key{c.Tenant, c.Tool, c.Bucket}
+		c.Identities, c.LatestInvalid = ids[k], inv[k]
+		want = append(want, line(c))
+	}
+	slices.Sort(folded)
+	slices.Sort(want)
+	return folded, want
 }
 
 // TestRollupDaysFoldsEachSettledDayOnce folds two complete days, one of
 // them holding a reclassified copy of every call: the folded counts are
-// the merged states' of each bucket. A second run folds nothing; a late
+// the merged states' of each bucket, and the raw calls' as the latest
+// ingest of each call counts them. A second run folds nothing; a late
 // insert into a folded day waits for the settle time and is then folded
 // again, into a new fold that holds it, and the fold it supersedes is
 // deleted.
@@ -85,14 +119,22 @@ func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
 	d1, d2 := today.AddDate(0, 0, -2), today.AddDate(0, 0, -1)
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			e.Insert(t, mixedCalls(d1, 150, 1, 1))
-			e.Insert(t, mixedCalls(d2, 120, 1000, 1))
+			var inserted []pipeline.Call
+			insert := func(cs []pipeline.Call) {
+				e.Insert(t, cs)
+				inserted = append(inserted, cs...)
+			}
+			insert(mixedCalls(d1, 150, 1, 1))
+			insert(mixedCalls(d2, 120, 1000, 1))
 			again := mixedCalls(d2, 120, 1000, 2) // every call of d2 again, reclassified
 			for i := range again {
 				again[i].Category, again[i].IsFailure = "INVALID_ARGUMENT", 1
+				if i%4 == 0 {
+					again[i].Category, again[i].IsFailure = "OK", 0
+				}
 			}
-			e.Insert(t, again)
-			e.Insert(t, mixedCalls(today, 40, 5000, 1)) // not complete: never folded
+			insert(again)
+			insert(mixedCalls(today, 40, 5000, 1)) // not complete: never folded
 			now := time.Now()
 
 			res, err := compact.RollupDays(ctx, e.DB, now, 5, 0)
@@ -103,9 +145,9 @@ func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
 				t.Fatalf("folded %v, unsettled %v; want %v and none", res.Folded, res.Unsettled, want)
 			}
 			for _, d := range []time.Time{d1, d2} {
-				folded, merged := foldedCells(t, e, d)
-				if len(merged) == 0 || !slices.Equal(folded, merged) {
-					t.Errorf("%s: folded\n%s\nwant the merged states\n%s", d.Format(time.DateOnly), strings.Join(folded, "\n"), strings.Join(merged, "\n"))
+				folded, want := foldedCells(t, e, d, inserted)
+				if len(want) == 0 || !slices.Equal(folded, want) {
+					t.Errorf("%s: folded\n%s\nwant\n%s", d.Format(time.DateOnly), strings.Join(folded, "\n"), strings.Join(want, "\n"))
 				}
 			}
 
@@ -113,7 +155,7 @@ func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
 				t.Fatalf("second run: folded %v, unsettled %v, err %v; want nothing", res.Folded, res.Unsettled, err)
 			}
 
-			e.Insert(t, mixedCalls(d1.Add(5*time.Hour), 3, 9000, 3)) // late
+			insert(mixedCalls(d1.Add(5*time.Hour), 3, 9000, 3)) // late
 			now = time.Now()
 			res, err = compact.RollupDays(ctx, e.DB, now, 5, time.Hour)
 			if err != nil || len(res.Folded) != 0 || !slices.Equal(res.Unsettled, []time.Time{d1}) {
@@ -123,9 +165,9 @@ func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
 			if err != nil || !slices.Equal(res.Folded, []time.Time{d1}) || res.Superseded != 1 {
 				t.Fatalf("once settled: folded %v, %d superseded, err %v; want %s and its first fold superseded", res.Folded, res.Superseded, err, d1.Format(time.DateOnly))
 			}
-			folded, merged := foldedCells(t, e, d1)
-			if !slices.Equal(folded, merged) {
-				t.Errorf("after the late insert: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(merged, "\n"))
+			folded, want := foldedCells(t, e, d1, inserted)
+			if !slices.Equal(folded, want) {
+				t.Errorf("after the late insert: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
 			// The superseded fold's rows and record go (mutations); the
 			// other day's fold stays.
@@ -183,7 +225,8 @@ func TestRollupDaysCutShortIsNeverRead(t *testing.T) {
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			e.Insert(t, mixedCalls(day, 200, 1, 1))
+			calls := mixedCalls(day, 200, 1, 1)
+			e.Insert(t, calls)
 			_, err := compact.RollupDays(ctx, &failingExec{DB: e.DB, n: 5}, time.Now(), 2, 0)
 			if err == nil || !strings.Contains(err.Error(), "fold rollup day "+day.Format(time.DateOnly)+": server gone") {
 				t.Fatalf("error %v, want the day named", err)
@@ -201,8 +244,8 @@ func TestRollupDaysCutShortIsNeverRead(t *testing.T) {
 			if res, err := compact.RollupDays(ctx, e.DB, time.Now(), 2, 0); err != nil || !slices.Equal(res.Folded, []time.Time{day}) {
 				t.Fatalf("next run: %v %v, want the day folded", res, err)
 			}
-			if folded, merged := foldedCells(t, e, day); !slices.Equal(folded, merged) {
-				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(merged, "\n"))
+			if folded, want := foldedCells(t, e, day, calls); !slices.Equal(folded, want) {
+				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
 		})
 	}

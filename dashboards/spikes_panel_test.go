@@ -87,14 +87,20 @@ func hourlyFleet(tools, hours int) []pipeline.Call {
 // a fleet of tools with buckets every hour but for gaps, so that most
 // buckets have one exactly 7 days (604800 s) before them, which the
 // baseline includes, and re-ingested calls, over a range of two days whose
-// baseline partly comes from the rollup; again with the rollup's complete
-// days folded (compact.RollupDays), after a late call into a folded day,
-// and folded again. Then with the panel's memory
+// baseline partly comes from the rollup; again with the complete days
+// folded (compact.RollupDays), range and baseline, the range ending inside
+// a folded day with calls at its end and after it, after a late call into
+// a folded day, and folded again. Then with the panel's memory
 // capped: the FINAL form's per-bucket copies of each tool's arrays are
 // quadratic in its buckets and do not fit where the running sum does.
 func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
 	tg, final := spikesPanel(t)
-	fleet := hourlyFleet(6, 10*24)
+	// Calls at the range's end and after it, in its last 5-minute bucket
+	// and later, so that a folded day's buckets past the end count only
+	// up to it.
+	fleet := append(hourlyFleet(6, 10*24), calls(repeat(4, fx{tool: "tool_000", category: classify.InvalidArgument}, func(i int, f *fx) {
+		f.at, f.session = -time.Duration(i)*150*time.Second, fmt.Sprintf("tool_000-end%d", i)
+	}))...)
 	r := macroRange{from: now.Add(-48 * time.Hour), to: now, interval: 5 * time.Minute}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {

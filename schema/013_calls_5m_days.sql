@@ -3,7 +3,10 @@
 -- distinct call ids (calls), those with an INVALID_ARGUMENT ingest
 -- (invalid), those with an ingest that did not fail (ok) and those with an
 -- EMPTY_RESULT ingest (empty), each exactly what uniqExactMerge(If) of the
--- bucket's calls_5m states answers. A call id belongs to one bucket (it
+-- bucket's calls_5m states answers; and from the raw calls of the bucket,
+-- the distinct call identities (identities) and those whose latest ingest
+-- is INVALID_ARGUMENT (latest_invalid), what the spikes panel counts in
+-- its range. A call id belongs to one bucket (it
 -- hashes the call's time), so the counts of several buckets add up, which
 -- merging the states of seven days does not do cheaply (BENCHMARKS.md,
 -- seventeenth round). Each fold of a day writes its rows under a new fold
@@ -20,7 +23,9 @@ CREATE TABLE IF NOT EXISTS calls_5m_days (
   calls UInt64,
   invalid UInt64,
   ok UInt64,
-  empty UInt64
+  empty UInt64,
+  identities UInt64,
+  latest_invalid UInt64
 ) ENGINE = MergeTree()
 PARTITION BY toYYYYMMDD(day)
 ORDER BY (tenant, server, tool, bucket)
