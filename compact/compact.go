@@ -1,9 +1,9 @@
 // Package compact folds data that ClickHouse keeps more of than the
 // answers need: the copies of re-ingested calls (Days), now where the
 // background merges would fold them some time later, the old tool
-// sightings between the ends of unchanged runs (Sightings), and the
-// distinct-call states of complete days of the calls_5m rollup into plain
-// counts (RollupDays).
+// sightings between the ends of unchanged runs (Sightings), and complete
+// hours of the calls_5m rollup's distinct-call states and of the raw calls
+// into plain counts (RollupHours).
 //
 // A call ingested again (a replay of old captures, to reclassify them under
 // new rules) is a second row with the same identity until a merge of the
@@ -27,7 +27,7 @@ import (
 //go:embed optimize_day.sql
 var optimizeDaySQL string
 
-// DB is what Days, Sightings and RollupDays need: clickhouse-go's driver.Conn, or chDB
+// DB is what Days, Sightings and RollupHours need: clickhouse-go's driver.Conn, or chDB
 // in tests.
 type DB interface {
 	Exec(ctx context.Context, query string, args ...any) error

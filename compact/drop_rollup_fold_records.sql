@@ -1,4 +1,5 @@
--- Deletes the records of the day's superseded folds @folds (a mutation;
--- readers never took them, their insert count being past).
+-- Deletes the records of superseded folds @folds of the hours @hours (one
+-- mutation for a run's folds; readers never took them, their insert count
+-- being past).
 ALTER TABLE calls_5m_folds DELETE
-WHERE day = toDate(toDateTime(@day_s, 'UTC')) AND fold IN @folds
+WHERE toInt64(toUInt32(hour)) IN @hours AND fold IN @folds

@@ -1,5 +1,5 @@
--- Deletes the rows of the day's superseded folds @folds (a mutation), so
--- that a day folded again after late inserts keeps one fold's rows, not
--- one per late insert.
-ALTER TABLE calls_5m_days DELETE
-WHERE day = toDate(toDateTime(@day_s, 'UTC')) AND fold IN @folds
+-- Deletes the rows of superseded folds @folds of the hours @hours (one
+-- mutation for a run's folds), so that an hour folded again after late
+-- inserts keeps one fold's rows, not one per late insert.
+ALTER TABLE calls_5m_folded DELETE
+WHERE toInt64(toUInt32(hour)) IN @hours AND fold IN @folds

@@ -10,12 +10,12 @@ import (
 )
 
 var (
-	//go:embed rollup_day_inserts.sql
-	rollupDayInsertsSQL string
+	//go:embed rollup_hour_inserts.sql
+	rollupHourInsertsSQL string
 	//go:embed rollup_folds.sql
 	rollupFoldsSQL string
-	//go:embed fold_rollup_day.sql
-	foldRollupDaySQL string
+	//go:embed fold_rollup_hour.sql
+	foldRollupHourSQL string
 	//go:embed record_rollup_fold.sql
 	recordRollupFoldSQL string
 	//go:embed superseded_rollup_folds.sql
@@ -26,120 +26,120 @@ var (
 	dropRollupFoldRowsSQL string
 )
 
-// RollupResult is what one RollupDays call did.
+// RollupResult is what one RollupHours call did.
 type RollupResult struct {
-	// Folded are the days folded (UTC midnights), Unsettled the days left
-	// for a later run because an insert came in the last settle or during
-	// the fold.
+	// Folded are the hours folded (their starts, UTC), Unsettled the hours
+	// left for a later run because an insert came in the last settle or
+	// during the fold.
 	Folded, Unsettled []time.Time
-	// Superseded is how many earlier folds of the days folded were made at
-	// an insert count that has passed; their rows and records are being
+	// Superseded is how many earlier folds of the hours folded were made
+	// at an insert count that has passed; their rows and records are being
 	// deleted (mutations the server finishes in the background).
 	Superseded int
 	Took       time.Duration
 }
 
-// RollupDays folds each complete UTC day of the last days before now's day
+// RollupHours folds each complete UTC hour of the span before now's hour
 // whose calls changed since its latest fold into plain counts per tenant,
-// server, tool and 5-minute bucket (calls_5m_days): readers of a long
+// server, tool and 5-minute bucket (calls_5m_folded): readers of a long
 // baseline add those up instead of merging seven days of uniqExact states,
 // and the spikes panel its range's distinct calls and latest
 // INVALID_ARGUMENT ingests instead of grouping the raw calls
-// (schema/013_calls_5m_days.sql). A day is folded when calls brought rows
-// to it since the migration that counts them (calls_day_inserts), its
-// insert count has no fold yet, and its last insert, by the server's
+// (schema/013_calls_5m_folded.sql). An hour is folded when calls brought
+// rows to it since the migration that counts them (calls_hour_inserts),
+// its insert count has no fold yet, and its last insert, by the server's
 // clock, is at least settle before now (settle covers the clocks' skew
-// too); a fold whose day took an insert while it ran is not recorded and
+// too); a fold whose hour took an insert while it ran is not recorded and
 // is made again by a later run. It is idempotent: a second run with
-// nothing inserted folds nothing. Readers ignore any fold whose
-// insert count is no longer the day's, so a late insert into a folded day
-// sends them back to calls_5m until the day is folded again. It needs a
-// single server, as Days does.
-func RollupDays(ctx context.Context, db DB, now time.Time, days int, settle time.Duration) (RollupResult, error) {
+// nothing inserted folds nothing. Readers ignore any fold whose insert
+// count is no longer the hour's, so a late insert into a folded hour sends
+// them back to calls_5m and the raw calls until the hour is folded again.
+// It needs a single server, as Days does.
+func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Duration) (RollupResult, error) {
 	start := time.Now()
 	var res RollupResult
-	if days <= 0 {
+	if span < time.Hour {
 		return res, nil
 	}
-	to := now.UTC().Truncate(24 * time.Hour)
-	from := to.AddDate(0, 0, -days)
-	span := []any{clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix())}
-	counts, err := dayInserts(ctx, db, span, now, settle)
+	to := now.UTC().Truncate(time.Hour)
+	from := to.Add(-span.Truncate(time.Hour))
+	window := []any{clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix())}
+	counts, err := hourInserts(ctx, db, window, now, settle)
 	if err != nil {
 		return res, err
 	}
-	var made []dayFold
-	if err := db.Select(ctx, &made, rollupFoldsSQL, span...); err != nil {
+	var made []hourFold
+	if err := db.Select(ctx, &made, rollupFoldsSQL, window...); err != nil {
 		return res, fmt.Errorf("list rollup folds: %w", err)
 	}
-	folded := map[dayFold]bool{}
+	folded := map[hourFold]bool{}
 	for _, m := range made {
 		folded[m] = true
 	}
+	var current []hourFold // the hours folded now, at their counts
 	for _, c := range counts {
-		if folded[dayFold{c.Day, c.Inserts}] {
+		if folded[hourFold{c.Hour, c.Inserts}] {
 			continue
 		}
-		day := time.Unix(int64(c.Day)*86400, 0).UTC()
+		hour := time.Unix(c.Hour, 0).UTC()
 		if c.Settled == 0 {
-			res.Unsettled = append(res.Unsettled, day)
+			res.Unsettled = append(res.Unsettled, hour)
 			continue
 		}
-		ok, err := foldDay(ctx, db, day, c.Inserts)
+		ok, err := foldHour(ctx, db, hour, c.Inserts)
 		if err != nil {
 			return res, err
 		}
-		if ok {
-			res.Folded = append(res.Folded, day)
-			n, err := dropSuperseded(ctx, db, day, c.Inserts)
-			if err != nil {
-				return res, err
-			}
-			res.Superseded += n
-		} else {
-			res.Unsettled = append(res.Unsettled, day)
+		if !ok {
+			res.Unsettled = append(res.Unsettled, hour)
+			continue
 		}
+		res.Folded = append(res.Folded, hour)
+		current = append(current, hourFold{c.Hour, c.Inserts})
 	}
+	n, err := dropSuperseded(ctx, db, current)
+	if err != nil {
+		return res, err
+	}
+	res.Superseded = n
 	res.Took = time.Since(start)
 	return res, nil
 }
 
-// dayFold is a day (days since 1970-01-01) and an insert count it was
+// hourFold is an hour (its start, unix seconds) and an insert count it was
 // folded at: a row of rollup_folds.sql.
-type dayFold struct {
-	Day     uint32 `ch:"day_n"`
+type hourFold struct {
+	Hour    int64  `ch:"hour_s"`
 	Inserts uint64 `ch:"inserts"`
 }
 
-// dayCount is one row of rollup_day_inserts.sql.
-type dayCount struct {
-	Day     uint32 `ch:"day_n"`
+// hourCount is one row of rollup_hour_inserts.sql.
+type hourCount struct {
+	Hour    int64  `ch:"hour_s"`
 	Inserts uint64 `ch:"inserts"`
 	Settled uint8  `ch:"settled"`
 }
 
-func dayInserts(ctx context.Context, db DB, span []any, now time.Time, settle time.Duration) ([]dayCount, error) {
-	var counts []dayCount
-	args := append(span[:len(span):len(span)], clickhouse.Named("now_s", now.Unix()), clickhouse.Named("settle_s", int64(settle/time.Second)))
-	if err := db.Select(ctx, &counts, rollupDayInsertsSQL, args...); err != nil {
+func hourInserts(ctx context.Context, db DB, window []any, now time.Time, settle time.Duration) ([]hourCount, error) {
+	var counts []hourCount
+	args := append(window[:len(window):len(window)], clickhouse.Named("now_s", now.Unix()), clickhouse.Named("settle_s", int64(settle/time.Second)))
+	if err := db.Select(ctx, &counts, rollupHourInsertsSQL, args...); err != nil {
 		return nil, fmt.Errorf("count rollup inserts: %w", err)
 	}
 	return counts, nil
 }
 
-// foldDay folds one day counted at inserts, its calls_5m states and its
-// raw calls, an hour at a time under one fold id, and records the fold, unless the day's count moved while it
+// foldHour folds one hour counted at inserts, its calls_5m states and its
+// raw calls, and records the fold, unless the hour's count moved while it
 // ran; it reports whether it recorded it. A fold cut short is never
 // recorded, so readers never see its rows.
-func foldDay(ctx context.Context, db DB, day time.Time, inserts uint64) (bool, error) {
+func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (bool, error) {
 	fold := uint64(time.Now().UnixNano())
-	at := []any{clickhouse.Named("day_s", day.Unix()), clickhouse.Named("fold", fold)}
-	for h := range int64(24) {
-		if err := db.Exec(ctx, foldRollupDaySQL, append(at, clickhouse.Named("from_s", day.Unix()+h*3600))...); err != nil {
-			return false, fmt.Errorf("fold rollup day %s: %w", day.Format(time.DateOnly), err)
-		}
+	at := []any{clickhouse.Named("hour_s", hour.Unix()), clickhouse.Named("fold", fold)}
+	if err := db.Exec(ctx, foldRollupHourSQL, at...); err != nil {
+		return false, fmt.Errorf("fold rollup hour %s: %w", hour.Format(time.RFC3339), err)
 	}
-	after, err := dayInserts(ctx, db, []any{clickhouse.Named("from_s", day.Unix()), clickhouse.Named("to_s", day.Unix()+86400)}, day, 0)
+	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", hour.Unix()), clickhouse.Named("to_s", hour.Unix()+3600)}, hour, 0)
 	if err != nil {
 		return false, err
 	}
@@ -147,35 +147,49 @@ func foldDay(ctx context.Context, db DB, day time.Time, inserts uint64) (bool, e
 		return false, nil
 	}
 	if err := db.Exec(ctx, recordRollupFoldSQL, append(at, clickhouse.Named("inserts", inserts))...); err != nil {
-		return false, fmt.Errorf("record rollup fold of %s: %w", day.Format(time.DateOnly), err)
+		return false, fmt.Errorf("record rollup fold of %s: %w", hour.Format(time.RFC3339), err)
 	}
 	return true, nil
 }
 
-// dropSuperseded deletes the rows and records of day's folds made at an
-// insert count other than inserts, the count its new fold was made at, and
-// returns how many there were. Only those: a fold at the same count may be
-// another process's, still being written. Rows of a fold cut short before
-// its record stay; readers never take them.
-func dropSuperseded(ctx context.Context, db DB, day time.Time, inserts uint64) (int, error) {
-	at := []any{clickhouse.Named("day_s", day.Unix())}
-	var old []struct {
-		Fold uint64 `ch:"fold"`
+// dropSuperseded deletes the rows and records of the folds of the hours
+// just folded (current, each at the count its new fold was made at) whose
+// count is another, in one mutation a table, and returns how many there
+// were. Only those: a fold at the same count may be another process's,
+// still being written. Rows of a fold cut short before its record stay;
+// readers never take them.
+func dropSuperseded(ctx context.Context, db DB, current []hourFold) (int, error) {
+	if len(current) == 0 {
+		return 0, nil
 	}
-	if err := db.Select(ctx, &old, supersededRollupFoldsSQL, append(at, clickhouse.Named("inserts", inserts))...); err != nil {
-		return 0, fmt.Errorf("list superseded rollup folds of %s: %w", day.Format(time.DateOnly), err)
+	count := map[int64]uint64{}
+	hours := make([]any, len(current))
+	for i, c := range current {
+		count[c.Hour] = c.Inserts
+		hours[i] = c.Hour
+	}
+	at := []any{clickhouse.Named("hours", clickhouse.GroupSet{Value: hours})}
+	var all []struct {
+		Hour    int64  `ch:"hour_s"`
+		Inserts uint64 `ch:"inserts"`
+		Fold    uint64 `ch:"fold"`
+	}
+	if err := db.Select(ctx, &all, supersededRollupFoldsSQL, at...); err != nil {
+		return 0, fmt.Errorf("list superseded rollup folds: %w", err)
+	}
+	var old []any
+	for _, f := range all {
+		if f.Inserts != count[f.Hour] {
+			old = append(old, f.Fold)
+		}
 	}
 	if len(old) == 0 {
 		return 0, nil
 	}
-	folds := make([]any, len(old))
-	for i, o := range old {
-		folds[i] = o.Fold
-	}
-	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: folds}))
+	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: old}))
 	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL} {
 		if err := db.Exec(ctx, q, at...); err != nil {
-			return 0, fmt.Errorf("delete superseded rollup folds of %s: %w", day.Format(time.DateOnly), err)
+			return 0, fmt.Errorf("delete superseded rollup folds: %w", err)
 		}
 	}
 	return len(old), nil

@@ -1,7 +1,7 @@
--- The folds of calls_5m days in [@from_s, @to_s) already made: each day and
+-- The folds of the hours in [@from_s, @to_s) already made: each hour and
 -- insert count that has one.
 SELECT DISTINCT
-  toUInt32(day) AS day_n,
+  toInt64(toUInt32(hour)) AS hour_s,
   inserts
 FROM calls_5m_folds
-WHERE day >= toDate(toDateTime(@from_s, 'UTC')) AND day < toDate(toDateTime(@to_s, 'UTC'))
+WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')

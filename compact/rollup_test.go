@@ -35,8 +35,8 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 	return out
 }
 
-// foldedCells reads, per bucket of day, the counts of its latest fold, and
-// what they must be: calls_5m's merged states for the rollup's counts, and
+// foldedCells reads, per bucket of day, the counts of its hour's current
+// fold, and what they must be: calls_5m's merged states for the rollup's counts, and
 // for the raw ones the distinct calls among inserted and those whose
 // latest ingest is INVALID_ARGUMENT, counted here.
 func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
@@ -66,8 +66,9 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
 		sum(calls) AS calls_n, sum(invalid) AS invalid_n, sum(ok) AS ok_n, sum(empty) AS empty_n,
 		sum(identities) AS identities_n, sum(latest_invalid) AS latest_invalid_n
-		FROM calls_5m_days WHERE fold = (SELECT max(fold) FROM calls_5m_folds WHERE toUInt32(day) = %d)
-		GROUP BY tenant, server, tool, bucket`, lo/86400)) {
+		FROM calls_5m_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d
+		GROUP BY tenant, server, tool, bucket`, lo, hi)) {
 		folded = append(folded, line(c))
 	}
 	// The raw counts: each call's latest copy, by identity.
@@ -104,19 +105,36 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	return folded, want
 }
 
-// TestRollupDaysFoldsEachSettledDayOnce folds two complete days, one of
-// them holding a reclassified copy of every call: the folded counts are
-// the merged states' of each bucket, and the raw calls' as the latest
-// ingest of each call counts them. A second run folds nothing; a late
-// insert into a folded day waits for the settle time and is then folded
-// again, into a new fold that holds it, and the fold it supersedes is
-// deleted.
-func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
+// hoursOf returns the starts of the hours before now's hour that calls
+// fall in, sorted: what RollupHours folds of them.
+func hoursOf(calls []pipeline.Call, now time.Time) []time.Time {
+	seen := map[time.Time]bool{}
+	var out []time.Time
+	for _, c := range calls {
+		h := c.Time.UTC().Truncate(time.Hour)
+		if h.Before(now.UTC().Truncate(time.Hour)) && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+// TestRollupHoursFoldsEachSettledHourOnce folds the complete hours of two
+// days, one of them holding a reclassified copy of every call: the folded
+// counts are the merged states' of each bucket, and the raw calls' as the
+// latest ingest of each call counts them. A second run folds nothing; a
+// late insert into a folded hour waits for the settle time and is then
+// folded again, into a new fold that holds it, and the fold it supersedes
+// is deleted.
+func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 	ctx := context.Background()
 	// Days before today, by the clock the server stamps inserts with:
-	// RollupDays compares their time with now.
+	// RollupHours compares their time with now.
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	d1, d2 := today.AddDate(0, 0, -2), today.AddDate(0, 0, -1)
+	const span = 5 * 24 * time.Hour
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			var inserted []pipeline.Call
@@ -134,14 +152,14 @@ func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
 				}
 			}
 			insert(again)
-			insert(mixedCalls(today, 40, 5000, 1)) // not complete: never folded
+			insert(mixedCalls(today, 40, 5000, 1)) // folded up to now's hour
 			now := time.Now()
 
-			res, err := compact.RollupDays(ctx, e.DB, now, 5, 0)
+			res, err := compact.RollupHours(ctx, e.DB, now, span, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := []time.Time{d1, d2}; !slices.Equal(res.Folded, want) || len(res.Unsettled) != 0 {
+			if want := hoursOf(inserted, now); len(want) < 30 || !slices.Equal(res.Folded, want) || len(res.Unsettled) != 0 {
 				t.Fatalf("folded %v, unsettled %v; want %v and none", res.Folded, res.Unsettled, want)
 			}
 			for _, d := range []time.Time{d1, d2} {
@@ -150,56 +168,56 @@ func TestRollupDaysFoldsEachSettledDayOnce(t *testing.T) {
 					t.Errorf("%s: folded\n%s\nwant\n%s", d.Format(time.DateOnly), strings.Join(folded, "\n"), strings.Join(want, "\n"))
 				}
 			}
+			folds := len(res.Folded)
 
-			if res, err := compact.RollupDays(ctx, e.DB, now, 5, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
+			if res, err := compact.RollupHours(ctx, e.DB, now, span, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
 				t.Fatalf("second run: folded %v, unsettled %v, err %v; want nothing", res.Folded, res.Unsettled, err)
 			}
 
-			insert(mixedCalls(d1.Add(5*time.Hour), 3, 9000, 3)) // late
+			late := mixedCalls(d1.Add(5*time.Hour), 3, 9000, 3) // 05:00-05:14
+			insert(late)
+			lateHour := []time.Time{d1.Add(5 * time.Hour)}
 			now = time.Now()
-			res, err = compact.RollupDays(ctx, e.DB, now, 5, time.Hour)
-			if err != nil || len(res.Folded) != 0 || !slices.Equal(res.Unsettled, []time.Time{d1}) {
-				t.Fatalf("right after a late insert: folded %v, unsettled %v, err %v; want %s unsettled", res.Folded, res.Unsettled, err, d1.Format(time.DateOnly))
+			res, err = compact.RollupHours(ctx, e.DB, now, span, time.Hour)
+			if err != nil || len(res.Folded) != 0 || !slices.Equal(res.Unsettled, lateHour) {
+				t.Fatalf("right after a late insert: folded %v, unsettled %v, err %v; want %v unsettled", res.Folded, res.Unsettled, err, lateHour)
 			}
-			res, err = compact.RollupDays(ctx, e.DB, now, 5, 0)
-			if err != nil || !slices.Equal(res.Folded, []time.Time{d1}) || res.Superseded != 1 {
-				t.Fatalf("once settled: folded %v, %d superseded, err %v; want %s and its first fold superseded", res.Folded, res.Superseded, err, d1.Format(time.DateOnly))
+			res, err = compact.RollupHours(ctx, e.DB, now, span, 0)
+			if err != nil || !slices.Equal(res.Folded, lateHour) || res.Superseded != 1 {
+				t.Fatalf("once settled: folded %v, %d superseded, err %v; want %v and its first fold superseded", res.Folded, res.Superseded, err, lateHour)
 			}
 			folded, want := foldedCells(t, e, d1, inserted)
 			if !slices.Equal(folded, want) {
 				t.Errorf("after the late insert: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
 			// The superseded fold's rows and record go (mutations); the
-			// other day's fold stays.
+			// other hours' folds stay.
 			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 				var n []struct {
 					Folds uint64 `ch:"folds_n"`
 					Rows  uint64 `ch:"rows_n"`
 				}
-				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(day, fold) FROM calls_5m_days) AS rows_n"); err != nil {
+				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n"); err != nil {
 					t.Fatal(err)
 				}
-				if n[0].Folds == 2 && n[0].Rows == 2 {
+				if n[0].Folds == uint64(folds) && n[0].Rows == uint64(folds) {
 					break
 				}
 				if time.Since(start) > time.Minute {
-					t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want 2 and 2", n[0].Folds, n[0].Rows)
+					t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want %d and %d", n[0].Folds, n[0].Rows, folds, folds)
 				}
-			}
-			if res, err := compact.RollupDays(ctx, e.DB, now, 1, 0); err != nil || len(res.Folded) != 0 {
-				t.Errorf("one day back: folded %v, err %v; want nothing (the day before today is folded)", res.Folded, err)
 			}
 		})
 	}
 }
 
-func TestRollupDaysNamesWhatFailed(t *testing.T) {
-	_, err := compact.RollupDays(context.Background(), failingDB{}, time.Now(), 3, 0)
+func TestRollupHoursNamesWhatFailed(t *testing.T) {
+	_, err := compact.RollupHours(context.Background(), failingDB{}, time.Now(), 3*time.Hour, 0)
 	if err == nil || !strings.Contains(err.Error(), "count rollup inserts: server gone") {
 		t.Fatalf("error %v, want the step named", err)
 	}
-	if res, err := compact.RollupDays(context.Background(), failingDB{}, time.Now(), 0, 0); err != nil || len(res.Folded) != 0 {
-		t.Fatalf("0 days: %v %v, want nothing done", res, err)
+	if res, err := compact.RollupHours(context.Background(), failingDB{}, time.Now(), 0, 0); err != nil || len(res.Folded) != 0 {
+		t.Fatalf("no span: %v %v, want nothing done", res, err)
 	}
 }
 
@@ -217,34 +235,34 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 	return f.DB.Exec(ctx, q, args...)
 }
 
-// TestRollupDaysCutShortIsNeverRead: a fold that stops after 5 of its 24
-// hours leaves rows but no record, so no reader takes the day from it; the
-// next run folds the day whole.
-func TestRollupDaysCutShortIsNeverRead(t *testing.T) {
+// TestRollupHoursCutShortIsNeverRead: a fold whose rows are written but
+// whose record is not (the server gone in between) is never read; the
+// next run folds the hour again.
+func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
-	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	hour := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Add(7 * time.Hour)
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			calls := mixedCalls(day, 200, 1, 1)
+			calls := mixedCalls(hour, 8, 1, 1) // 07:00-07:49
 			e.Insert(t, calls)
-			_, err := compact.RollupDays(ctx, &failingExec{DB: e.DB, n: 5}, time.Now(), 2, 0)
-			if err == nil || !strings.Contains(err.Error(), "fold rollup day "+day.Format(time.DateOnly)+": server gone") {
-				t.Fatalf("error %v, want the day named", err)
+			_, err := compact.RollupHours(ctx, &failingExec{DB: e.DB, n: 1}, time.Now(), 48*time.Hour, 0)
+			if err == nil || !strings.Contains(err.Error(), "record rollup fold of "+hour.Format(time.RFC3339)+": server gone") {
+				t.Fatalf("error %v, want the hour named", err)
 			}
 			var n []struct {
 				Rows    uint64 `ch:"rows_n"`
 				Current uint64 `ch:"current_n"`
 			}
-			if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_days) AS rows_n, (SELECT count() FROM calls_5m_current_folds) AS current_n"); err != nil {
+			if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folded) AS rows_n, (SELECT count() FROM calls_5m_current_folds) AS current_n"); err != nil {
 				t.Fatal(err)
 			}
 			if n[0].Rows == 0 || n[0].Current != 0 {
 				t.Fatalf("after the cut: %d folded rows, %d current folds; want some rows and no current fold", n[0].Rows, n[0].Current)
 			}
-			if res, err := compact.RollupDays(ctx, e.DB, time.Now(), 2, 0); err != nil || !slices.Equal(res.Folded, []time.Time{day}) {
-				t.Fatalf("next run: %v %v, want the day folded", res, err)
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, []time.Time{hour}) {
+				t.Fatalf("next run: %v %v, want the hour folded", res, err)
 			}
-			if folded, want := foldedCells(t, e, day, calls); !slices.Equal(folded, want) {
+			if folded, want := foldedCells(t, e, hour.Truncate(24*time.Hour), calls); !slices.Equal(folded, want) {
 				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
 		})

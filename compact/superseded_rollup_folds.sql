@@ -1,6 +1,11 @@
--- The folds of the UTC day @day_s made at an insert count other than
--- @inserts, its count now: superseded for good, since a day's count only
--- grows while the day is kept.
-SELECT fold
+-- The folds of the UTC hours @hours (their starts, unix seconds): each
+-- hour, the insert count it was made at, and its fold id. RollupHours keeps
+-- those of an hour it has just folded whose count is not that fold's:
+-- superseded for good, since an hour's count only grows while the hour is
+-- kept.
+SELECT
+  toInt64(toUInt32(hour)) AS hour_s,
+  inserts,
+  fold
 FROM calls_5m_folds
-WHERE day = toDate(toDateTime(@day_s, 'UTC')) AND inserts != @inserts
+WHERE toInt64(toUInt32(hour)) IN @hours

@@ -354,10 +354,10 @@ func checkTemplates(t *testing.T, r pRule, in instance) {
 }
 
 // TestSpikeAlertsReadOnlyCurrentFolds evaluates the two baseline rules
-// with their tools' baseline days folded into plain counts
-// (compact.RollupDays), after 100 late successes land in a folded day of
+// with their tools' baseline hours folded into plain counts
+// (compact.RollupHours), after 100 late successes land in folded hours of
 // each tool's baseline, which halves its share there and doubles the
-// ratio, and after that day is folded again: a fold whose day took an
+// ratio, and after those hours are folded again: a fold whose hour took an
 // insert since is not read.
 func TestSpikeAlertsReadOnlyCurrentFolds(t *testing.T) {
 	rules := provisionedRules(t)
@@ -380,10 +380,10 @@ func TestSpikeAlertsReadOnlyCurrentFolds(t *testing.T) {
 			}
 		}
 	}
-	fold := func(t *testing.T, e *chtest.Engine, days int) {
+	fold := func(t *testing.T, e *chtest.Engine, hours int) {
 		t.Helper()
-		if res, err := compact.RollupDays(context.Background(), e.DB, time.Now(), 60, 0); err != nil || len(res.Folded) != days {
-			t.Fatalf("fold: %v %v, want %d days folded", res, err, days)
+		if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), 60*24*time.Hour, 0); err != nil || len(res.Folded) != hours {
+			t.Fatalf("fold: %v %v, want %d hours folded", res, err, hours)
 		}
 	}
 	for _, e := range chtest.Engines(t) {
@@ -393,12 +393,12 @@ func TestSpikeAlertsReadOnlyCurrentFolds(t *testing.T) {
 				repeat(20, fx{tool: "empty_spike", category: classify.Internal}, func(i int, f *fx) {
 					f.at, f.session = 50*hr+time.Duration(i)*minute, fmt.Sprintf("empty_spike-f%d", i)
 				})))
-			fold(t, e, 5)
+			fold(t, e, 101) // the baselines' 100 hours and the last one
 			fire(t, e, "folded", map[string]float64{"spiky": 7.5, "empty_spike": 3})
 			e.Insert(t, calls(late("spiky"), late("empty_spike")))
 			want := map[string]float64{"spiky": 15, "empty_spike": 6} // 15 % vs 1 %, 30 % vs 5 %
-			fire(t, e, "100 late successes in a folded day", want)
-			fold(t, e, 1)
+			fire(t, e, "100 late successes in folded hours", want)
+			fold(t, e, 3) // 100 minutes from 30 hours before now: 04:20-06:00
 			fire(t, e, "folded again", want)
 		})
 	}

@@ -87,16 +87,16 @@ func hourlyFleet(tools, hours int) []pipeline.Call {
 // a fleet of tools with buckets every hour but for gaps, so that most
 // buckets have one exactly 7 days (604800 s) before them, which the
 // baseline includes, and re-ingested calls, over a range of two days whose
-// baseline partly comes from the rollup; again with the complete days
-// folded (compact.RollupDays), range and baseline, the range ending inside
-// a folded day with calls at its end and after it, after a late call into
-// a folded day, and folded again. Then with the panel's memory
+// baseline partly comes from the rollup; again with the complete hours
+// folded (compact.RollupHours), range and baseline, with calls at the
+// range's end and after it in its last, folded hour, after late calls into
+// a folded hour, and folded again. Then with the panel's memory
 // capped: the FINAL form's per-bucket copies of each tool's arrays are
 // quadratic in its buckets and do not fit where the running sum does.
 func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
 	tg, final := spikesPanel(t)
 	// Calls at the range's end and after it, in its last 5-minute bucket
-	// and later, so that a folded day's buckets past the end count only
+	// and later, so that a folded hour's buckets past the end count only
 	// up to it.
 	fleet := append(hourlyFleet(6, 10*24), calls(repeat(4, fx{tool: "tool_000", category: classify.InvalidArgument}, func(i int, f *fx) {
 		f.at, f.session = -time.Duration(i)*150*time.Second, fmt.Sprintf("tool_000-end%d", i)
@@ -119,10 +119,10 @@ func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
 			if g, w := canonical(got), canonical(want); g != w {
 				t.Errorf("the panel differs from its FINAL form:\n got %s\nwant %s", g, w)
 			}
-			// The baseline's complete days folded into plain counts, then
-			// one of them taking a late call, then folded again.
-			if res, err := compact.RollupDays(context.Background(), e.DB, time.Now(), 30, 0); err != nil || len(res.Folded) < 8 {
-				t.Fatalf("fold: %v %v, want the fleet's days folded", res, err)
+			// The complete hours folded into plain counts, then one of
+			// them taking late calls, then folded again.
+			if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), 30*24*time.Hour, 0); err != nil || len(res.Folded) < 200 {
+				t.Fatalf("fold: %v %v, want the fleet's hours folded", res, err)
 			}
 			// Late INVALID_ARGUMENT calls of a tool 5 days ago: enough to
 			// raise its baseline past its spikes in the range.
@@ -134,13 +134,13 @@ func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
 				c.Category, c.IsFailure = string(classify.InvalidArgument), 1
 				late[i] = c
 			}
-			for _, stage := range []string{"folded", "a late call into a folded day", "folded again"} {
+			for _, stage := range []string{"folded", "late calls into a folded hour", "folded again"} {
 				switch stage {
-				case "a late call into a folded day":
+				case "late calls into a folded hour":
 					e.Insert(t, late)
 				case "folded again":
-					if res, err := compact.RollupDays(context.Background(), e.DB, time.Now(), 30, 0); err != nil || len(res.Folded) != 1 {
-						t.Fatalf("fold again: %v %v, want the late call's day", res, err)
+					if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), 30*24*time.Hour, 0); err != nil || len(res.Folded) != 1 {
+						t.Fatalf("fold again: %v %v, want the late calls' hour", res, err)
 					}
 				}
 				_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, r))

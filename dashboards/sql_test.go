@@ -132,8 +132,8 @@ func selections(d gDashboard) map[string]map[string]selection {
 // extras, and the tool definitions and schema violations of tools_test.go)
 // through the real writer on ClickHouse 18.16 and on 26.x, then
 // runs every panel and variable query (testPanels) and evaluates every
-// alert rule (testAlerts) on it; then again with the complete days of the
-// calls_5m rollup folded (compact.RollupDays).
+// alert rule (testAlerts) on it; then again with the complete hours
+// folded (compact.RollupHours).
 func TestSQLOnBothEngines(t *testing.T) {
 	ds := generatedDashboards(t)
 	rules := provisionedRules(t)
@@ -143,13 +143,14 @@ func TestSQLOnBothEngines(t *testing.T) {
 		e.InsertTools(t, toolRowsFixture())
 		t.Run(e.Name+"/panels", func(t *testing.T) { testPanels(t, e, ds) })
 		t.Run(e.Name+"/alerts", func(t *testing.T) { testAlerts(t, e, rules) })
-		// Again with the rollup's complete days folded into plain counts,
-		// which the baselines read instead of calls_5m's states.
-		if res, err := compact.RollupDays(context.Background(), e.DB, time.Now(), 60, 0); err != nil || len(res.Folded) < 5 {
-			t.Fatalf("%s: fold: %v %v, want the fixture's days folded", e.Name, res, err)
+		// Again with the complete hours folded into plain counts, which
+		// the baselines and the spikes panel's range read instead of
+		// calls_5m's states and the raw calls.
+		if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), 60*24*time.Hour, 0); err != nil || len(res.Folded) < 24 {
+			t.Fatalf("%s: fold: %v %v, want the fixture's hours folded", e.Name, res, err)
 		}
-		t.Run(e.Name+"/panels over folded days", func(t *testing.T) { testPanels(t, e, ds) })
-		t.Run(e.Name+"/alerts over folded days", func(t *testing.T) { testAlerts(t, e, rules) })
+		t.Run(e.Name+"/panels over folded hours", func(t *testing.T) { testPanels(t, e, ds) })
+		t.Run(e.Name+"/alerts over folded hours", func(t *testing.T) { testAlerts(t, e, rules) })
 	}
 }
 

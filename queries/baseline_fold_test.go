@@ -77,16 +77,17 @@ func refBaseline(calls []pipeline.Call, tenant string, origin, lo, step int64) [
 }
 
 // TestBaselineRollupReadsOnlyCurrentFolds reads the spikes' rollup baseline
-// over three days, the first two folded into calls_5m_days once, with
-// steps that cross midnight: it matches the distinct call ids of the
-// calls inserted before the fold, after it, after a late insert into a
-// folded day (whose fold its count no longer matches, so the day is merged
-// from calls_5m again), after that day is folded again, and when each day
-// has two folds at its count, as when two processes fold at once.
+// over three days, their complete hours folded into calls_5m_folded once,
+// with steps that cross midnight: it matches the distinct call ids of the
+// calls inserted before the fold, after it, after late inserts into folded
+// hours (whose folds their counts no longer match, so those hours are
+// merged from calls_5m again), after those hours are folded again, and
+// when each hour has two folds at its count, as when two processes fold at
+// once.
 func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
 	ctx := context.Background()
-	// RollupDays compares the time the server stamps inserts with with its
-	// now: the days are the two before today.
+	// RollupHours compares the time the server stamps inserts with with its
+	// now: the days are today and the two before it.
 	d3 := time.Now().UTC().Truncate(24 * time.Hour)
 	d1 := d3.AddDate(0, 0, -2)
 	calls := foldTraffic(17, d1, 68*time.Hour, 4000, 1)
@@ -126,28 +127,32 @@ func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
 				}
 			}
 			check("before any fold", calls)
-			res, err := compact.RollupDays(ctx, e.DB, time.Now(), 7, 0)
-			if err != nil || len(res.Folded) != 2 {
-				t.Fatalf("fold: %v %v, want two days folded", res, err)
+			res, err := compact.RollupHours(ctx, e.DB, time.Now(), 7*24*time.Hour, 0)
+			if err != nil || len(res.Folded) < 48 {
+				t.Fatalf("fold: %v %v, want at least two days of hours folded", res, err)
 			}
-			check("two days folded", calls)
+			check("complete hours folded", calls)
 			e.Insert(t, late)
 			both := append(slices.Clip(calls), late...)
-			check("a late insert into a folded day", both)
-			if res, err := compact.RollupDays(ctx, e.DB, time.Now(), 7, 0); err != nil || len(res.Folded) != 1 {
-				t.Fatalf("fold again: %v %v, want the second day folded again", res, err)
+			check("late inserts into folded hours", both)
+			lateHours := map[time.Time]bool{}
+			for _, c := range late {
+				lateHours[c.Time.UTC().Truncate(time.Hour)] = true
+			}
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 7*24*time.Hour, 0); err != nil || len(res.Folded) != len(lateHours) {
+				t.Fatalf("fold again: %v %v, want the %d hours of the late calls folded again", res, err, len(lateHours))
 			}
 			check("folded again", both)
-			// A second process that folded the same days at the same counts.
+			// A second process that folded the same hours at the same counts.
 			for _, q := range []string{
-				"INSERT INTO calls_5m_days (day, fold, tenant, server, tool, bucket, calls, invalid, ok, empty) SELECT day, fold + 1, tenant, server, tool, bucket, calls, invalid, ok, empty FROM calls_5m_days",
-				"INSERT INTO calls_5m_folds (day, inserts, fold, folded) SELECT day, inserts, fold + 1, folded FROM calls_5m_folds",
+				"INSERT INTO calls_5m_folded (hour, fold, tenant, server, tool, bucket, calls, invalid, ok, empty, identities, latest_invalid) SELECT hour, fold + 1, tenant, server, tool, bucket, calls, invalid, ok, empty, identities, latest_invalid FROM calls_5m_folded",
+				"INSERT INTO calls_5m_folds (hour, inserts, fold, folded) SELECT hour, inserts, fold + 1, folded FROM calls_5m_folds",
 			} {
 				if err := e.DB.Exec(ctx, q); err != nil {
 					t.Fatal(err)
 				}
 			}
-			check("two folds of each day at its count", both)
+			check("two folds of each hour at its count", both)
 		})
 	}
 }

@@ -6,13 +6,14 @@
 -- ClickHouse 18.16 (BENCHMARKS.md). A call re-ingested with another
 -- category (a rules change) counts as INVALID_ARGUMENT here if any of its
 -- ingests was one, and once among the calls (schema/004_calls_5m.sql).
--- Complete days folded into plain counts (calls_5m_days, compact.RollupDays)
--- are added up instead of merging their states: a day is read from its
--- latest fold made at the insert count calls_day_inserts has for it now
--- (schema/015_calls_5m_current_folds.sql), every other day from calls_5m,
--- so that the answer is the same either way. Over 7 days of 1,820 tools' states the merge took 0.4-0.55 s of the
--- spikes endpoint (BENCHMARKS.md, seventeenth round). The days' conditions
--- are PREWHERE: as a WHERE, 18.16 read the states of every folded day
+-- Complete hours folded into plain counts (calls_5m_folded,
+-- compact.RollupHours) are added up instead of merging their states: an
+-- hour is read from its latest fold made at the insert count
+-- calls_hour_inserts has for it now (schema/015_calls_5m_current_folds.sql),
+-- every other hour from calls_5m, so that the answer is the same either
+-- way. Over 7 days of 1,820 tools' states the merge took 0.4-0.55 s of the
+-- spikes endpoint (BENCHMARKS.md, seventeenth round). The hours' conditions
+-- are PREWHERE: as a WHERE, 18.16 read the states of every folded hour
 -- before setting them aside (0.24 s instead of 0.03 s).
 SELECT tool_name, bucket_s, toInt64(sum(calls_)) AS calls_n, toInt64(sum(invalid_)) AS invalid_n
 FROM (
@@ -21,8 +22,8 @@ FROM (
     @origin_s + intDiv(toInt64(toUInt32(bucket)) - @origin_s, @step_s) * @step_s AS bucket_s,
     sum(calls) AS calls_,
     sum(invalid) AS invalid_
-  FROM calls_5m_days
-  PREWHERE (day, fold) GLOBAL IN (SELECT day, fold FROM calls_5m_current_folds)
+  FROM calls_5m_folded
+  PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
   WHERE bucket >= toDateTime(@origin_s, 'UTC') AND bucket < toDateTime(@lo_s, 'UTC')
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))
@@ -37,7 +38,7 @@ FROM (
     toUInt64(uniqExactMerge(calls)) AS calls_,
     toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_
   FROM calls_5m
-  PREWHERE toDate(bucket) GLOBAL NOT IN (SELECT day FROM calls_5m_current_folds)
+  PREWHERE toDateTime(intDiv(toUInt32(bucket), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds)
   WHERE bucket >= toDateTime(@origin_s, 'UTC') AND bucket < toDateTime(@lo_s, 'UTC')
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))

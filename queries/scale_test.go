@@ -18,8 +18,8 @@ import (
 // 13, 1,820 for a fleet of many small tools), for a 24 h and a 7 d window, on every engine, on the data chtest.Synthetic generates inside
 // each engine (1 % of it ingested again, half of that reclassified, so that
 // every query pays for counting a re-ingested call once), then the
-// INVALID_ARGUMENT spikes again ("-folded") once the rollup's complete days
-// are folded into plain counts. See BENCHMARKS.md for the method and
+// INVALID_ARGUMENT spikes again ("-folded") once the complete hours are
+// folded into plain counts. See BENCHMARKS.md for the method and
 // numbers.
 func BenchmarkScale(b *testing.B) {
 	n := chtest.BenchCalls(b, 1_000_000)
@@ -114,14 +114,14 @@ func BenchmarkScale(b *testing.B) {
 		}
 		run("", func(string) bool { return true })
 		// The endpoints whose baseline reads the rollup, again once the
-		// retention job has folded its complete days (compact.RollupDays),
-		// as it has within an hour of each midnight in production.
+		// retention job has folded the complete hours
+		// (compact.RollupHours), as it has within the hour in production.
 		start = time.Now()
-		res, err := compact.RollupDays(ctx, e.DB, time.Now(), 30, 0)
+		res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%s: folded %d days of calls_5m in %s", e.Name, len(res.Folded), time.Since(start).Round(time.Millisecond))
+		b.Logf("%s: folded %d hours in %s", e.Name, len(res.Folded), time.Since(start).Round(time.Millisecond))
 		run("-folded", func(name string) bool { return strings.HasPrefix(name, "invalid-argument-spikes") })
 	}
 }

@@ -6,9 +6,9 @@
 // cutoff. Both are idempotent: running them again changes nothing. It also
 // folds the tool sightings older than Config.Sightings (compact.Sightings),
 // which keeps every answer read from them and stops the table from growing
-// by a row per tool and hour for ever, and folds the complete days of the
-// calls_5m rollup within Config.FoldRollup into plain counts
-// (compact.RollupDays), which the long baselines read.
+// by a row per tool and hour for ever, and folds the complete hours within
+// Config.FoldRollup into plain counts (compact.RollupHours), which the
+// long baselines and the spikes panel read.
 package retention
 
 import (
@@ -34,13 +34,13 @@ type Config struct {
 	// ends of their unchanged runs, whole UTC days
 	// (-tool-sightings-fold-after); 0 never folds them.
 	Sightings time.Duration
-	// FoldRollup is how far back the complete UTC days of calls_5m are
-	// folded into plain counts (-rollup-fold, whole days); 0 never
-	// folds them, and readers merge calls_5m's states for every day.
+	// FoldRollup is how far back complete hours are folded into plain
+	// counts (-rollup-fold, whole days); 0 never folds them, and readers
+	// merge calls_5m's states and group the raw calls for every hour.
 	FoldRollup time.Duration
 }
 
-// foldSettle is how old a day's last insert must be before RollupDays
+// foldSettle is how old an hour's last insert must be before RollupHours
 // folds it: far longer than an insert takes to pass through the
 // materialized views.
 const foldSettle = 10 * time.Minute
@@ -86,9 +86,9 @@ var tables = []table{
 	{"dead_letters", "received", false},
 	{"calls_5m", "bucket", true},
 	{"calls_5m_classes", "bucket", true},
-	{"calls_day_inserts", "day", true},
-	{"calls_5m_days", "day", true},
-	{"calls_5m_folds", "day", true},
+	{"calls_hour_inserts", "hour", true},
+	{"calls_5m_folded", "hour", true},
+	{"calls_5m_folds", "hour", true},
 }
 
 // Result is what one Apply did.
@@ -149,15 +149,16 @@ func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error
 		}
 	}
 	if cfg.FoldRollup > 0 {
-		f, err := compact.RollupDays(ctx, db, now, int(cfg.FoldRollup/(24*time.Hour)), foldSettle)
+		f, err := compact.RollupHours(ctx, db, now, cfg.FoldRollup, foldSettle)
 		if err != nil {
 			return res, fmt.Errorf("retention: %w", err)
 		}
-		for _, d := range f.Folded {
-			res.Changed = append(res.Changed, "calls_5m: folded "+d.Format(time.DateOnly)+" into calls_5m_days")
+		if n := len(f.Folded); n > 0 {
+			res.Changed = append(res.Changed, fmt.Sprintf("calls_5m_folded: folded %d hours from %s to %s in %s", n,
+				f.Folded[0].Format(time.RFC3339), f.Folded[n-1].Format(time.RFC3339), f.Took.Round(time.Millisecond)))
 		}
 		if f.Superseded > 0 {
-			res.Changed = append(res.Changed, fmt.Sprintf("calls_5m_days: deleting %d superseded folds", f.Superseded))
+			res.Changed = append(res.Changed, fmt.Sprintf("calls_5m_folded: deleting %d superseded folds", f.Superseded))
 		}
 	}
 	return res, nil

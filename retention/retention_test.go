@@ -77,7 +77,7 @@ func TestRetention(t *testing.T) {
 					"calls: dropped partition " + now.Add(-33*day).Format("20060102"),
 					"calls_5m: dropped partition " + now.Add(-40*day).Format("20060102"),
 					"calls_5m_classes: dropped partition " + now.Add(-40*day).Format("20060102"),
-					"calls_day_inserts: dropped partition " + now.Add(-40*day).Format("20060102")}
+					"calls_hour_inserts: dropped partition " + now.Add(-40*day).Format("20060102")}
 				if res.Mode != "partitions" || strings.Join(res.Changed, "\n") != strings.Join(want, "\n") {
 					t.Fatalf("18.16: mode %s, changes\n%s\nwant\n%s", res.Mode, strings.Join(res.Changed, "\n"), strings.Join(want, "\n"))
 				}
@@ -172,26 +172,26 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestRetentionFoldsSettledRollupDays: the job folds a complete day of
-// calls_5m once its last insert is ten minutes old, and only once.
-func TestRetentionFoldsSettledRollupDays(t *testing.T) {
+// TestRetentionFoldsSettledRollupHours: the job folds the complete hours
+// of calls_5m once their last insert is ten minutes old, and only once.
+func TestRetentionFoldsSettledRollupHours(t *testing.T) {
 	ctx := context.Background()
 	cfg := retention.Config{FoldRollup: 3 * day}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			past := time.Now().UTC().Truncate(day).Add(-2 * day)
-			e.Insert(t, callsAt(past.Add(day), 10*time.Hour, 20*time.Hour))
+			e.Insert(t, callsAt(past.Add(day), 10*time.Hour, 20*time.Hour)) // 14:00 and 04:00
 			now := time.Now()
 			if res, err := retention.Apply(ctx, e.DB, cfg, now); err != nil || len(res.Changed) != 0 {
 				t.Fatalf("right after the insert: %v, %v; want nothing folded yet", res.Changed, err)
 			}
-			want := "calls_5m: folded " + past.Format(time.DateOnly) + " into calls_5m_days"
+			want := "calls_5m_folded: folded 2 hours from " + past.Add(4*time.Hour).Format(time.RFC3339) + " to " + past.Add(14*time.Hour).Format(time.RFC3339) + " in "
 			res, err := retention.Apply(ctx, e.DB, cfg, now.Add(11*time.Minute))
-			if err != nil || strings.Join(res.Changed, "\n") != want {
-				t.Fatalf("ten minutes later: %v, %v; want %q", res.Changed, err, want)
+			if err != nil || len(res.Changed) != 1 || !strings.HasPrefix(res.Changed[0], want) {
+				t.Fatalf("ten minutes later: %q, %v; want %q...", res.Changed, err, want)
 			}
-			if n := count(t, e, "SELECT sum(calls) AS n FROM calls_5m_days"); n != 2 {
-				t.Errorf("the fold counts %d calls, want 2", n)
+			if n := count(t, e, "SELECT sum(calls) AS n FROM calls_5m_folded"); n != 2 {
+				t.Errorf("the folds count %d calls, want 2", n)
 			}
 			if res, err := retention.Apply(ctx, e.DB, cfg, now.Add(11*time.Minute)); err != nil || len(res.Changed) != 0 {
 				t.Errorf("second run: %v, %v; want no change", res.Changed, err)

@@ -56,8 +56,8 @@ func (o *opsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&o.retention.Rollup, "rollup-retention", 400*24*time.Hour, "keep the calls_5m and calls_5m_classes rollups this long (whole days, at least -retention); 0 keeps it for ever")
 	fs.StringVar(&o.memoryLimit, "memory-limit", getenv("MCPLENS_MEMORY_LIMIT"), "soft limit of the Go heap, e.g. 512MiB or 1GiB; off disables it; empty uses GOMEMLIMIT when set, else 256MiB per 300000 calls of -queue-capacity (at least 256MiB) plus -otlp-pair-max-bytes. Keep it below the container's memory limit (env MCPLENS_MEMORY_LIMIT)")
 	fs.DurationVar(&o.retention.Sightings, "tool-sightings-fold-after", 7*24*time.Hour, "fold tool sightings older than this (whole days) to the ends of their unchanged runs each day: every answer read from them stays, the table stops growing by a row per tool and hour; 0 keeps every sighting")
-	fs.DurationVar(&o.retention.FoldRollup, "rollup-fold", 15*24*time.Hour, "fold the calls_5m rollup of each complete UTC day this far back (whole days) into plain counts once its inserts settle, and again after a late insert: the 7-day baselines of INVALID_ARGUMENT and empty-result spikes read them instead of merging distinct-call states; 0 never folds")
-	fs.DurationVar(&o.retentionEvery, "retention-every", time.Hour, "how often serve enforces -retention and -rollup-retention, folds old tool sightings and folds complete days of the rollup (-rollup-fold); 0 disables the job (use `ingest retention` from cron instead)")
+	fs.DurationVar(&o.retention.FoldRollup, "rollup-fold", 15*24*time.Hour, "fold each complete hour this far back (whole days) into plain counts once its inserts settle, and again after a late insert: the 7-day baselines of INVALID_ARGUMENT and empty-result spikes and the spikes panel's range read them instead of merging distinct-call states and grouping raw calls; 0 never folds")
+	fs.DurationVar(&o.retentionEvery, "retention-every", time.Hour, "how often serve enforces -retention and -rollup-retention, folds old tool sightings and folds complete hours (-rollup-fold); 0 disables the job (use `ingest retention` from cron instead)")
 }
 
 // heapLimit returns the soft memory limit to set, and false when the
@@ -178,7 +178,7 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	if len(res.Changed) == 0 {
-		fmt.Fprintf(stdout, "retention up to date (%s mode): raw %s, rollup %s, tool sightings folded after %s, rollup days folded within %s\n", res.Mode, cfg.ops.retention.Raw, cfg.ops.retention.Rollup, cfg.ops.retention.Sightings, cfg.ops.retention.FoldRollup)
+		fmt.Fprintf(stdout, "retention up to date (%s mode): raw %s, rollup %s, tool sightings folded after %s, complete hours folded within %s\n", res.Mode, cfg.ops.retention.Raw, cfg.ops.retention.Rollup, cfg.ops.retention.Sightings, cfg.ops.retention.FoldRollup)
 	}
 	return nil
 }

@@ -10,9 +10,9 @@
 -- the non-failed calls from above, the distinct calls less those with a
 -- failed copy bound them from below, and EMPTY_RESULT rows bound the empty
 -- results from above, so the test can only keep more tools, never fewer.
--- The baseline's complete days come from their plain counts in
--- calls_5m_days where a fold made at the day's current insert count holds
--- them, the other days from calls_5m's states, with the same counts
+-- The baseline's complete hours come from their plain counts in
+-- calls_5m_folded where a fold made at the hour's current insert count
+-- holds them, the other hours from calls_5m's states, with the same counts
 -- (queries/invalid_argument_baseline_rollup.sql; 1.7-2.3x faster over
 -- 1,820 tools, BENCHMARKS.md, seventeenth round).
 SELECT
@@ -69,8 +69,8 @@ FROM (
       toInt64(0),
       toInt64(sum(ok)),
       toInt64(sum(empty))
-    FROM calls_5m_days
-    PREWHERE (day, fold) GLOBAL IN (SELECT day, fold FROM calls_5m_current_folds)
+    FROM calls_5m_folded
+    PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
       AND (tenant, server, tool) GLOBAL IN (
@@ -91,7 +91,7 @@ FROM (
       toInt64(uniqExactMergeIf(calls, is_failure = 0)),
       toInt64(uniqExactMergeIf(calls, category = 'EMPTY_RESULT'))
     FROM calls_5m
-    PREWHERE toDate(bucket) GLOBAL NOT IN (SELECT day FROM calls_5m_current_folds)
+    PREWHERE toDateTime(intDiv(toUInt32(bucket), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds)
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
       AND (tenant, server, tool) GLOBAL IN (

@@ -10,9 +10,9 @@
 -- the floor in the last hour, as the API reads it only for the tools whose
 -- range passes the floor: their distinct calls (exact) and INVALID_ARGUMENT
 -- rows (at least the calls whose latest ingest is one) pass it.
--- The baseline's complete days come from their plain counts in
--- calls_5m_days where a fold made at the day's current insert count holds
--- them, the other days from calls_5m's states, with the same counts
+-- The baseline's complete hours come from their plain counts in
+-- calls_5m_folded where a fold made at the hour's current insert count
+-- holds them, the other hours from calls_5m's states, with the same counts
 -- (queries/invalid_argument_baseline_rollup.sql; 1.7-2.3x faster over
 -- 1,820 tools, BENCHMARKS.md, seventeenth round).
 SELECT
@@ -69,8 +69,8 @@ FROM (
       toInt64(0),
       toInt64(sum(calls)),
       toInt64(sum(invalid))
-    FROM calls_5m_days
-    PREWHERE (day, fold) GLOBAL IN (SELECT day, fold FROM calls_5m_current_folds)
+    FROM calls_5m_folded
+    PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
       AND (tenant, server, tool) GLOBAL IN (
@@ -91,7 +91,7 @@ FROM (
       toInt64(uniqExactMerge(calls)),
       toInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT'))
     FROM calls_5m
-    PREWHERE toDate(bucket) GLOBAL NOT IN (SELECT day FROM calls_5m_current_folds)
+    PREWHERE toDateTime(intDiv(toUInt32(bucket), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds)
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
       AND (tenant, server, tool) GLOBAL IN (

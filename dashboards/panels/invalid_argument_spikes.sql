@@ -16,7 +16,7 @@
 -- 18.16 against 1.4-1.7 s (BENCHMARKS.md, fourteenth round). Its 7 days
 -- before the range are read from the 5-minute rollup
 -- calls_5m (distinct call ids per cell; whole hours are whole cells), its
--- complete days from their plain counts in calls_5m_days where a current
+-- complete hours from their plain counts in calls_5m_folded where a current
 -- fold holds them (as queries/invalid_argument_baseline_rollup.sql reads
 -- them: the same counts, without merging seven days of states), the
 -- range itself from the raw calls, where a re-ingested call counts once, as
@@ -26,11 +26,12 @@
 -- (queries/invalid_argument_counts.sql, invalid_argument_latest.sql and
 -- invalid_argument_baseline_rollup.sql; the panel draws every tool, so it
 -- reads every baseline; docs/dashboards.md). The range's buckets that lie
--- in a folded day and end by the range's end are read from the same folds,
--- which hold those two counts of the raw calls too (identities,
--- latest_invalid); the raw calls are read for the rest (PREWHERE, so that
--- the folded days' calls are set aside on their time alone). FINAL over
--- eight days took seconds on ClickHouse 18.16.
+-- in a folded hour and end by the range's end are read from the same
+-- folds, which hold those two counts of the raw calls too (identities,
+-- latest_invalid); the raw calls are read for the rest, the current hour
+-- as a rule (PREWHERE, so that the folded hours' calls are set aside on
+-- their time alone). FINAL over eight days took seconds on ClickHouse
+-- 18.16.
 SELECT
   toDateTime(bucket_s) AS time,
   tool_name,
@@ -62,7 +63,7 @@ FROM (
         toInt64(uniqExact(session_key, ts_ms, call_id)) AS n_,
         toInt64(0) AS inv_
       FROM calls
-      PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDate(ts) GLOBAL IN (SELECT day FROM calls_5m_current_folds))
+      PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
       WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
@@ -76,7 +77,7 @@ FROM (
           any(toUInt32(ts)) AS t,
           argMax(CAST(category AS String), ingested_ms) AS latest
         FROM calls
-        PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDate(ts) GLOBAL IN (SELECT day FROM calls_5m_current_folds))
+        PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
         WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
           AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
           AND $__conditionalAll(server IN (${server:singlequote}), $server)
@@ -84,7 +85,7 @@ FROM (
           AND call_id GLOBAL IN (
             SELECT call_id
             FROM calls
-            PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDate(ts) GLOBAL IN (SELECT day FROM calls_5m_current_folds))
+            PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
             WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
               AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
               AND $__conditionalAll(server IN (${server:singlequote}), $server)
@@ -98,8 +99,8 @@ FROM (
         intDiv(toUInt32(bucket), 3600) * 3600 AS b,
         toInt64(sum(identities)) AS n_,
         toInt64(sum(latest_invalid)) AS inv_
-      FROM calls_5m_days
-      PREWHERE (day, fold) GLOBAL IN (SELECT day, fold FROM calls_5m_current_folds)
+      FROM calls_5m_folded
+      PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
       WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND toUInt32(bucket) + 300 <= intDiv(toUInt32($__toTime) + 1, 300) * 300
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
@@ -112,8 +113,8 @@ FROM (
         intDiv(toUInt32(bucket), 3600) * 3600 AS b,
         toInt64(sum(calls)) AS n_,
         toInt64(sum(invalid)) AS inv_
-      FROM calls_5m_days
-      PREWHERE (day, fold) GLOBAL IN (SELECT day, fold FROM calls_5m_current_folds)
+      FROM calls_5m_folded
+      PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
       WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
         AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
@@ -127,7 +128,7 @@ FROM (
         toInt64(uniqExactMerge(calls)) AS n_,
         toInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS inv_
       FROM calls_5m
-      PREWHERE toDate(bucket) GLOBAL NOT IN (SELECT day FROM calls_5m_current_folds)
+      PREWHERE toDateTime(intDiv(toUInt32(bucket), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds)
       WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
         AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)

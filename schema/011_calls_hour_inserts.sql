@@ -1,0 +1,15 @@
+-- How many rows each insert into calls brought to each UTC hour, and when
+-- the last one came: the fingerprint of an hour of calls and of its
+-- calls_5m rollup. Every insert into calls adds to its hour's count here
+-- as it adds to calls_5m (calls_hour_inserts_mv), and neither a merge nor
+-- a repeated call ever lowers it, so an hour whose count is unchanged has
+-- the calls and the calls_5m it had. The fold of complete hours into plain
+-- counts (calls_5m_folded, compact.RollupHours) is read only while its
+-- hour's count is the one it was made at.
+CREATE TABLE IF NOT EXISTS calls_hour_inserts (
+  hour DateTime('UTC'),
+  rows AggregateFunction(count),
+  last AggregateFunction(max, DateTime)
+) ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMMDD(hour)
+ORDER BY hour
