@@ -25,6 +25,7 @@ FROM (
   FROM calls_5m_folded
   PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
   WHERE bucket >= toDateTime(@origin_s, 'UTC') AND bucket < toDateTime(@lo_s, 'UTC')
+    AND hour >= toDateTime(intDiv(@origin_s, 3600) * 3600, 'UTC') AND hour < toDateTime(@lo_s, 'UTC')
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)

@@ -73,6 +73,8 @@ FROM (
     PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
     WHERE bucket >= $__fromTime
       AND bucket < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
+      AND hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
+      AND hour < toDateTime(intDiv(toUInt32($__toTime) - 3600, 300) * 300)
       AND (tenant, server, tool) GLOBAL IN (
         SELECT tenant, server, tool
         FROM calls

@@ -103,6 +103,7 @@ FROM (
       PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
       WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND toUInt32(bucket) + 300 <= intDiv(toUInt32($__toTime) + 1, 300) * 300
+        AND hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour <= $__toTime
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
         AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
@@ -117,6 +118,8 @@ FROM (
       PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
       WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
         AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
+        AND hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
+        AND hour < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
         AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
