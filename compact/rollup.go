@@ -16,6 +16,8 @@ var (
 	rollupFoldsSQL string
 	//go:embed fold_rollup_hour.sql
 	foldRollupHourSQL string
+	//go:embed fold_rollup_hour_sums.sql
+	foldRollupHourSumsSQL string
 	//go:embed record_rollup_fold.sql
 	recordRollupFoldSQL string
 	//go:embed superseded_rollup_folds.sql
@@ -24,6 +26,8 @@ var (
 	dropRollupFoldRecordsSQL string
 	//go:embed drop_rollup_fold_rows.sql
 	dropRollupFoldRowsSQL string
+	//go:embed drop_rollup_fold_sums.sql
+	dropRollupFoldSumsSQL string
 )
 
 // RollupResult is what one RollupHours call did.
@@ -41,11 +45,12 @@ type RollupResult struct {
 
 // RollupHours folds each complete UTC hour of the span before now's hour
 // whose calls changed since its latest fold into plain counts per tenant,
-// server, tool and 5-minute bucket (calls_5m_folded): readers of a long
-// baseline add those up instead of merging seven days of uniqExact states,
-// and the spikes panel its range's distinct calls and latest
-// INVALID_ARGUMENT ingests instead of grouping the raw calls
-// (schema/013_calls_5m_folded.sql). An hour is folded when calls brought
+// server, tool and 5-minute bucket (calls_5m_folded), and their sums per
+// hour (calls_1h_folded, for readers whose buckets are whole hours):
+// readers of a long baseline add those up instead of merging seven days of
+// uniqExact states, and the spikes panel its range's distinct calls and
+// latest INVALID_ARGUMENT ingests instead of grouping the raw calls
+// (schema/013_calls_5m_folded.sql, 016_calls_1h_folded.sql). An hour is folded when calls brought
 // rows to it since the migration that counts them (calls_hour_inserts),
 // its insert count has no fold yet, and its last insert, by the server's
 // clock, is at least settle before now (settle covers the clocks' skew
@@ -139,6 +144,9 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (bool,
 	if err := db.Exec(ctx, foldRollupHourSQL, at...); err != nil {
 		return false, fmt.Errorf("fold rollup hour %s: %w", hour.Format(time.RFC3339), err)
 	}
+	if err := db.Exec(ctx, foldRollupHourSumsSQL, at...); err != nil {
+		return false, fmt.Errorf("sum rollup hour %s: %w", hour.Format(time.RFC3339), err)
+	}
 	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", hour.Unix()), clickhouse.Named("to_s", hour.Unix()+3600)}, hour, 0)
 	if err != nil {
 		return false, err
@@ -187,7 +195,7 @@ func dropSuperseded(ctx context.Context, db DB, current []hourFold) (int, error)
 		return 0, nil
 	}
 	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: old}))
-	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL} {
+	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL} {
 		if err := db.Exec(ctx, q, at...); err != nil {
 			return 0, fmt.Errorf("delete superseded rollup folds: %w", err)
 		}

@@ -36,7 +36,8 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 }
 
 // foldedCells reads, per bucket of day, the counts of its hour's current
-// fold, and what they must be: calls_5m's merged states for the rollup's counts, and
+// fold, and per hour its sums (calls_1h_folded, lines starting "1h"), and
+// what they must be: calls_5m's merged states for the rollup's counts, and
 // for the raw ones the distinct calls among inserted and those whose
 // latest ingest is INVALID_ARGUMENT, counted here.
 func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
@@ -84,6 +85,7 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 		bucket       int64
 	}
 	ids, inv := map[key]uint64{}, map[key]uint64{}
+	hours := map[key]cell{}
 	for _, c := range latest {
 		k := key{c.Tenant, c.Tool, c.Time.Unix() / 300 * 300}
 		ids[k]++
@@ -99,6 +101,23 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 		k := key{c.Tenant, c.Tool, c.Bucket}
 		c.Identities, c.LatestInvalid = ids[k], inv[k]
 		want = append(want, line(c))
+		h := key{c.Tenant, c.Tool, c.Bucket / 3600 * 3600}
+		s := hours[h]
+		s.Tenant, s.Tool, s.Bucket = h.tenant, h.tool, h.bucket
+		s.Calls, s.Invalid, s.OK, s.Empty = s.Calls+c.Calls, s.Invalid+c.Invalid, s.OK+c.OK, s.Empty+c.Empty
+		s.Identities, s.LatestInvalid = s.Identities+c.Identities, s.LatestInvalid+c.LatestInvalid
+		hours[h] = s
+	}
+	for _, s := range hours {
+		want = append(want, "1h "+line(s))
+	}
+	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(hour)) AS bucket_s,
+		sum(calls) AS calls_n, sum(invalid) AS invalid_n, sum(ok) AS ok_n, sum(empty) AS empty_n,
+		sum(identities) AS identities_n, sum(latest_invalid) AS latest_invalid_n
+		FROM calls_1h_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d
+		GROUP BY tenant, server, tool, hour`, lo, hi)) {
+		folded = append(folded, "1h "+line(c))
 	}
 	slices.Sort(folded)
 	slices.Sort(want)
@@ -196,15 +215,16 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 				var n []struct {
 					Folds uint64 `ch:"folds_n"`
 					Rows  uint64 `ch:"rows_n"`
+					Sums  uint64 `ch:"sums_n"`
 				}
-				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n"); err != nil {
+				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n, (SELECT uniqExact(hour, fold) FROM calls_1h_folded) AS sums_n"); err != nil {
 					t.Fatal(err)
 				}
-				if n[0].Folds == uint64(folds) && n[0].Rows == uint64(folds) {
+				if n[0].Folds == uint64(folds) && n[0].Rows == uint64(folds) && n[0].Sums == uint64(folds) {
 					break
 				}
 				if time.Since(start) > time.Minute {
-					t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want %d and %d", n[0].Folds, n[0].Rows, folds, folds)
+					t.Fatalf("%d fold records, rows of %d folds and sums of %d a minute after the refold; want %d of each", n[0].Folds, n[0].Rows, n[0].Sums, folds)
 				}
 			}
 		})
@@ -235,36 +255,44 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 	return f.DB.Exec(ctx, q, args...)
 }
 
-// TestRollupHoursCutShortIsNeverRead: a fold whose rows are written but
-// whose record is not (the server gone in between) is never read; the
-// next run folds the hour again.
+// TestRollupHoursCutShortIsNeverRead: a fold cut short (the server gone)
+// after its calls_5m_folded rows, or after its calls_1h_folded sums too,
+// but before its record, is never read; the next run folds the hour again.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
 	hour := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Add(7 * time.Hour)
-	for _, e := range chtest.Engines(t) {
-		t.Run(e.Name, func(t *testing.T) {
-			calls := mixedCalls(hour, 8, 1, 1) // 07:00-07:49
-			e.Insert(t, calls)
-			_, err := compact.RollupHours(ctx, &failingExec{DB: e.DB, n: 1}, time.Now(), 48*time.Hour, 0)
-			if err == nil || !strings.Contains(err.Error(), "record rollup fold of "+hour.Format(time.RFC3339)+": server gone") {
-				t.Fatalf("error %v, want the hour named", err)
-			}
-			var n []struct {
-				Rows    uint64 `ch:"rows_n"`
-				Current uint64 `ch:"current_n"`
-			}
-			if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folded) AS rows_n, (SELECT count() FROM calls_5m_current_folds) AS current_n"); err != nil {
-				t.Fatal(err)
-			}
-			if n[0].Rows == 0 || n[0].Current != 0 {
-				t.Fatalf("after the cut: %d folded rows, %d current folds; want some rows and no current fold", n[0].Rows, n[0].Current)
-			}
-			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, []time.Time{hour}) {
-				t.Fatalf("next run: %v %v, want the hour folded", res, err)
-			}
-			if folded, want := foldedCells(t, e, hour.Truncate(24*time.Hour), calls); !slices.Equal(folded, want) {
-				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
-			}
-		})
+	for _, cut := range []struct {
+		execs int    // statements that succeed
+		step  string // the error names the step cut
+	}{
+		{1, "sum rollup hour "},
+		{2, "record rollup fold of "},
+	} {
+		for _, e := range chtest.Engines(t) {
+			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {
+				calls := mixedCalls(hour, 8, 1, 1) // 07:00-07:49
+				e.Insert(t, calls)
+				_, err := compact.RollupHours(ctx, &failingExec{DB: e.DB, n: cut.execs}, time.Now(), 48*time.Hour, 0)
+				if err == nil || !strings.Contains(err.Error(), cut.step+hour.Format(time.RFC3339)+": server gone") {
+					t.Fatalf("error %v, want the hour and step named", err)
+				}
+				var n []struct {
+					Rows    uint64 `ch:"rows_n"`
+					Current uint64 `ch:"current_n"`
+				}
+				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folded) AS rows_n, (SELECT count() FROM calls_5m_current_folds) AS current_n"); err != nil {
+					t.Fatal(err)
+				}
+				if n[0].Rows == 0 || n[0].Current != 0 {
+					t.Fatalf("after the cut: %d folded rows, %d current folds; want some rows and no current fold", n[0].Rows, n[0].Current)
+				}
+				if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, []time.Time{hour}) {
+					t.Fatalf("next run: %v %v, want the hour folded", res, err)
+				}
+				if folded, want := foldedCells(t, e, hour.Truncate(24*time.Hour), calls); !slices.Equal(folded, want) {
+					t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+				}
+			})
+		}
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/dashboards"
 )
 
@@ -21,7 +23,9 @@ import (
 // MCPLENS_BENCH_TOOL_NAMES tool names, default 13), on every engine, for a 24 h window (automatic interval 1 m,
 // what Grafana picks for 24 h on a dashboard-wide panel) and a 7 d window
 // (10 m). Every filter is at All; a single-value tool variable (the
-// drilldown) is tool1. The data is chtest.Synthetic's, as in
+// drilldown) is tool1. The panels that read the retention job's folds run
+// again once the complete hours are folded, the last hour read raw
+// ("-folded"). The data is chtest.Synthetic's, as in
 // queries.BenchmarkScale: 1 % of it ingested again, half of that
 // reclassified, and the background merges that follow waited for.
 // Sub-benchmarks are named engine/calls/window/panel file; a file used on
@@ -49,23 +53,44 @@ func BenchmarkPanels(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, w := range windows {
-			for _, tg := range targets {
-				r := w.r
-				r.interval = max(r.interval, tg.minInterval)
-				sql := expandPanel(b, tg.sql, tg.vars, nil, r)
-				rowType := resultType(b, e, sql)
-				b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+chtest.BenchDataName(n, names)+"/"+w.name+"/"+tg.file, func(b *testing.B) {
-					for b.Loop() {
-						// The whole result, scanned as the plugin would read it.
-						dest := reflect.New(reflect.SliceOf(rowType))
-						if err := e.DB.Select(ctx, dest.Interface(), sql); err != nil {
-							b.Fatalf("%v\n%s", err, sql)
-						}
+		run := func(suffix string, only func(tg panelTarget) bool) {
+			for _, w := range windows {
+				for _, tg := range targets {
+					if !only(tg) {
+						continue
 					}
-				})
+					r := w.r
+					r.interval = max(r.interval, tg.minInterval)
+					sql := expandPanel(b, tg.sql, tg.vars, nil, r)
+					rowType := resultType(b, e, sql)
+					b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+chtest.BenchDataName(n, names)+"/"+w.name+"/"+tg.file+suffix, func(b *testing.B) {
+						for b.Loop() {
+							// The whole result, scanned as the plugin would read it.
+							dest := reflect.New(reflect.SliceOf(rowType))
+							if err := e.DB.Select(ctx, dest.Interface(), sql); err != nil {
+								b.Fatalf("%v\n%s", err, sql)
+							}
+						}
+					})
+				}
 			}
 		}
+		run("", func(panelTarget) bool { return true })
+		// The panels that read the folds, again once the retention job has
+		// folded the complete hours (compact.RollupHours), as it has within
+		// the hour in production, but for the last hour, which a late
+		// insert (a copy of one of its calls) sends back to the raw calls
+		// as the current hour is ("-folded").
+		res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = e.DB.Exec(ctx, "INSERT INTO calls SELECT * FROM calls WHERE ts >= @last LIMIT 1", clickhouse.Named("last", end.Add(-time.Hour)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%s: folded %d hours in %s, then sent the last back to the raw calls", e.Name, len(res.Folded), res.Took.Round(time.Millisecond))
+		run("-folded", func(tg panelTarget) bool { return strings.Contains(tg.sql, "calls_5m_current_folds") })
 	}
 }
 

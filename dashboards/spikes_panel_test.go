@@ -125,28 +125,39 @@ func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
 				t.Fatalf("fold: %v %v, want the fleet's hours folded", res, err)
 			}
 			// Late INVALID_ARGUMENT calls of a tool 5 days ago: enough to
-			// raise its baseline past its spikes in the range.
-			late := make([]pipeline.Call, 200)
-			for i := range late {
-				c := fleet[0]
-				c.Time = now.Add(-5*24*time.Hour + time.Duration(i)*time.Second)
-				c.TimeMs, c.CallID, c.RequestID = c.Time.UnixMilli(), 1<<50+uint64(i), fmt.Sprint("late", i)
-				c.Category, c.IsFailure = string(classify.InvalidArgument), 1
-				late[i] = c
+			// raise its baseline past its spikes in the range. Then late
+			// calls 30 hours ago, in the range: the raw calls are read from
+			// their hour on, but for the folded hours after it.
+			lateAt := func(at time.Duration, first uint64) []pipeline.Call {
+				late := make([]pipeline.Call, 200)
+				for i := range late {
+					c := fleet[0]
+					c.Time = now.Add(at + time.Duration(i)*time.Second)
+					c.TimeMs, c.CallID, c.RequestID = c.Time.UnixMilli(), first+uint64(i), fmt.Sprint("late", first+uint64(i))
+					c.Category, c.IsFailure = string(classify.InvalidArgument), 1
+					late[i] = c
+				}
+				return late
 			}
-			for _, stage := range []string{"folded", "late calls into a folded hour", "folded again"} {
+			// The range, and one that starts and ends inside folded hours.
+			ranges := []macroRange{r, {from: now.Add(-47*time.Hour - 10*time.Minute), to: now.Add(-100*time.Minute + 17*time.Second), interval: 5 * time.Minute}}
+			for _, stage := range []string{"folded", "late calls into a folded hour", "folded again", "late calls into a folded hour of the range", "folded once more"} {
 				switch stage {
 				case "late calls into a folded hour":
-					e.Insert(t, late)
-				case "folded again":
+					e.Insert(t, lateAt(-5*24*time.Hour, 1<<50))
+				case "late calls into a folded hour of the range":
+					e.Insert(t, lateAt(-30*time.Hour, 1<<51))
+				case "folded again", "folded once more":
 					if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), 30*24*time.Hour, 0); err != nil || len(res.Folded) != 1 {
-						t.Fatalf("fold again: %v %v, want the late calls' hour", res, err)
+						t.Fatalf("%s: %v %v, want the late calls' hour", stage, res, err)
 					}
 				}
-				_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, r))
-				_, want := query(t, e, expandPanel(t, final, tg.vars, nil, r))
-				if g, w := canonical(got), canonical(want); g != w {
-					t.Errorf("%s: the panel differs from its FINAL form:\n got %s\nwant %s", stage, g, w)
+				for _, r := range ranges {
+					_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, r))
+					_, want := query(t, e, expandPanel(t, final, tg.vars, nil, r))
+					if g, w := canonical(got), canonical(want); g != w {
+						t.Errorf("%s, %s to %s: the panel differs from its FINAL form:\n got %s\nwant %s", stage, r.from.Format(time.RFC3339), r.to.Format(time.RFC3339), g, w)
+					}
 				}
 			}
 		})

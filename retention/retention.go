@@ -13,6 +13,7 @@ package retention
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -88,6 +89,7 @@ var tables = []table{
 	{"calls_5m_classes", "bucket", true},
 	{"calls_hour_inserts", "hour", true},
 	{"calls_5m_folded", "hour", true},
+	{"calls_1h_folded", "hour", true},
 	{"calls_5m_folds", "hour", true},
 }
 
@@ -211,7 +213,9 @@ func setTTL(ctx context.Context, db DB, t table, days int64) (bool, error) {
 	return true, nil
 }
 
-// dropPartitions drops t's daily partitions that end at or before cutoff.
+// dropPartitions drops t's partitions that end at or before cutoff's UTC
+// day: daily ones (toYYYYMMDD) and monthly ones (toYYYYMM, the tables of a
+// row an hour), a month once the whole month is past.
 func dropPartitions(ctx context.Context, db DB, t table, cutoff time.Time) ([]string, error) {
 	var parts []struct {
 		Partition string `ch:"partition"`
@@ -224,11 +228,11 @@ func dropPartitions(ctx context.Context, db DB, t table, cutoff time.Time) ([]st
 	var dropped []string
 	for _, p := range parts {
 		id := strings.Trim(p.Partition, "'")
-		day, err := time.Parse("20060102", id)
+		end, err := partitionEnd(id)
 		if err != nil {
-			return dropped, fmt.Errorf("retention: %s has partition %q, not a toYYYYMMDD day", t.name, p.Partition)
+			return dropped, fmt.Errorf("retention: %s has partition %q: %w", t.name, p.Partition, err)
 		}
-		if !day.Before(cutDay) {
+		if end.After(cutDay) {
 			continue // holds rows at or after the cutoff
 		}
 		n, _ := strconv.ParseUint(id, 10, 32)
@@ -238,6 +242,18 @@ func dropPartitions(ctx context.Context, db DB, t table, cutoff time.Time) ([]st
 		dropped = append(dropped, fmt.Sprintf("%s: dropped partition %s", t.name, id))
 	}
 	return dropped, nil
+}
+
+// partitionEnd is the end (exclusive, UTC) of a toYYYYMMDD or toYYYYMM
+// partition id.
+func partitionEnd(id string) (time.Time, error) {
+	if day, err := time.Parse("20060102", id); err == nil && len(id) == 8 {
+		return day.AddDate(0, 0, 1), nil
+	}
+	if month, err := time.Parse("200601", id); err == nil && len(id) == 6 {
+		return month.AddDate(0, 1, 0), nil
+	}
+	return time.Time{}, errors.New("not a toYYYYMMDD day or a toYYYYMM month")
 }
 
 // Metrics are the retention job's Prometheus metrics.

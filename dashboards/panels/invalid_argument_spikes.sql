@@ -14,24 +14,28 @@
 -- former sum of the buckets filtered anew for each bucket copied both arrays
 -- for every bucket, quadratic: over 24 h with 1,820 tool names 3.7-4.7 s on
 -- 18.16 against 1.4-1.7 s (BENCHMARKS.md, fourteenth round). Its 7 days
--- before the range are read from the 5-minute rollup
--- calls_5m (distinct call ids per cell; whole hours are whole cells), its
--- complete hours from their plain counts in calls_5m_folded where a current
--- fold holds them (as queries/invalid_argument_baseline_rollup.sql reads
--- them: the same counts, without merging seven days of states), the
--- range itself from the raw calls, where a re-ingested call counts once, as
--- its latest ingest, as the API counts it: the calls are the distinct call
--- identities, and the INVALID_ARGUMENT calls those whose latest copy is one,
--- looked for among the calls with an INVALID_ARGUMENT copy
--- (queries/invalid_argument_counts.sql, invalid_argument_latest.sql and
--- invalid_argument_baseline_rollup.sql; the panel draws every tool, so it
--- reads every baseline; docs/dashboards.md). The range's buckets that lie
--- in a folded hour and end by the range's end are read from the same
--- folds, which hold those two counts of the raw calls too (identities,
--- latest_invalid); the raw calls are read for the rest, the current hour
--- as a rule (PREWHERE, so that the folded hours' calls are set aside on
--- their time alone). FINAL over eight days took seconds on ClickHouse
--- 18.16.
+-- before the range are read from the 5-minute rollup calls_5m (distinct
+-- call ids per cell; whole hours are whole cells), its complete hours from
+-- their plain counts per hour in calls_1h_folded where a current fold
+-- holds them (as queries/invalid_argument_baseline_rollup.sql reads
+-- calls_5m_folded: the same counts, without merging seven days of
+-- states), the range itself from the raw calls, where a re-ingested call
+-- counts once, as its latest ingest, as the API counts it: the calls are
+-- the distinct call identities, and the INVALID_ARGUMENT calls those whose
+-- latest copy is one, looked for among the calls with an INVALID_ARGUMENT
+-- copy (queries/invalid_argument_counts.sql, invalid_argument_latest.sql
+-- and invalid_argument_baseline_rollup.sql; the panel draws every tool, so
+-- it reads every baseline; docs/dashboards.md). The range's folded hours
+-- that end by the range's end are read from the same folds, which hold
+-- those two counts of the raw calls too (identities, latest_invalid); the
+-- raw calls are read for the rest, the current hour as a rule. The raw
+-- branches set the folded hours' calls aside on their time alone
+-- (PREWHERE), and start at the range's first hour without a current fold
+-- (a scalar subquery, so that 18.16 and 26.7 skip the parts that end
+-- before it: 184,000 rows read of the day's 1.44M for the last hour;
+-- BENCHMARKS.md, eighteenth round); an hour without calls has no fold, so
+-- a range with one reads raw calls from there on as before. FINAL over
+-- eight days took seconds on ClickHouse 18.16.
 SELECT
   toDateTime(bucket_s) AS time,
   tool_name,
@@ -63,8 +67,16 @@ FROM (
         toInt64(uniqExact(session_key, ts_ms, call_id)) AS n_,
         toInt64(0) AS inv_
       FROM calls
-      PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
-      WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
+      PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 3600) * 3600 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
+      WHERE ts >= toDateTime((
+          SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+          FROM (
+            SELECT
+              arraySort(groupArray(toUInt32(hour))) AS hs,
+              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+            FROM calls_5m_current_folds
+            WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600))))
+        AND ts <= $__toTime
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
         AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
@@ -77,16 +89,32 @@ FROM (
           any(toUInt32(ts)) AS t,
           argMax(CAST(category AS String), ingested_ms) AS latest
         FROM calls
-        PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
-        WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
+        PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 3600) * 3600 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
+        WHERE ts >= toDateTime((
+            SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+            FROM (
+              SELECT
+                arraySort(groupArray(toUInt32(hour))) AS hs,
+                arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+              FROM calls_5m_current_folds
+              WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600))))
+          AND ts <= $__toTime
           AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
           AND $__conditionalAll(server IN (${server:singlequote}), $server)
           AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
           AND call_id GLOBAL IN (
             SELECT call_id
             FROM calls
-            PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 300) * 300 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
-            WHERE ts >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND ts <= $__toTime
+            PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 3600) * 3600 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
+            WHERE ts >= toDateTime((
+                SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+                FROM (
+                  SELECT
+                    arraySort(groupArray(toUInt32(hour))) AS hs,
+                    arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+                  FROM calls_5m_current_folds
+                  WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600))))
+              AND ts <= $__toTime
               AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
               AND $__conditionalAll(server IN (${server:singlequote}), $server)
               AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
@@ -96,14 +124,12 @@ FROM (
       UNION ALL
       SELECT
         toString(tool) AS tool_name,
-        intDiv(toUInt32(bucket), 3600) * 3600 AS b,
+        toUInt32(hour) AS b,
         toInt64(sum(identities)) AS n_,
         toInt64(sum(latest_invalid)) AS inv_
-      FROM calls_5m_folded
+      FROM calls_1h_folded
       PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
-      WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
-        AND toUInt32(bucket) + 300 <= intDiv(toUInt32($__toTime) + 1, 300) * 300
-        AND hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour <= $__toTime
+      WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600)
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
         AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
@@ -111,15 +137,12 @@ FROM (
       UNION ALL
       SELECT
         toString(tool) AS tool_name,
-        intDiv(toUInt32(bucket), 3600) * 3600 AS b,
+        toUInt32(hour) AS b,
         toInt64(sum(calls)) AS n_,
         toInt64(sum(invalid)) AS inv_
-      FROM calls_5m_folded
+      FROM calls_1h_folded
       PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
-      WHERE bucket >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
-        AND bucket < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
-        AND hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800)
-        AND hour < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
+      WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600 - 604800) AND hour < toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
         AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
