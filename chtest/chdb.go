@@ -227,45 +227,9 @@ func quote(s string) string {
 	return "'" + r.Replace(s) + "'"
 }
 
-// scanJSONEachRow decodes JSONEachRow output into *[]T by `ch` tags.
-func scanJSONEachRow(out []byte, dest any) error {
-	dv := reflect.ValueOf(dest)
-	if dv.Kind() != reflect.Pointer || dv.Elem().Kind() != reflect.Slice {
-		return fmt.Errorf("select: dest must be a pointer to a slice, got %T", dest)
-	}
-	slice := dv.Elem()
-	elem := slice.Type().Elem()
-	if elem.Kind() != reflect.Struct {
-		return fmt.Errorf("select: slice element must be a struct, got %s", elem)
-	}
-	fields := map[string]int{}
-	for i := 0; i < elem.NumField(); i++ {
-		if tag := elem.Field(i).Tag.Get("ch"); tag != "" && tag != "-" {
-			fields[tag] = i
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.UseNumber()
-	for dec.More() {
-		var row map[string]any
-		if err := dec.Decode(&row); err != nil {
-			return fmt.Errorf("select: decode row: %w", err)
-		}
-		v := reflect.New(elem).Elem()
-		for col, val := range row {
-			i, ok := fields[col]
-			if !ok {
-				return fmt.Errorf("select: column %q has no field with tag ch:%q in %s", col, col, elem)
-			}
-			if err := assign(v.Field(i), val); err != nil {
-				return fmt.Errorf("select: column %s: %w", col, err)
-			}
-		}
-		slice.Set(reflect.Append(slice, v))
-	}
-	return nil
-}
-
+// assign sets f from val, a value encoding/json decoded with UseNumber:
+// date-time strings, strings, numbers as json.Number or quoted (64-bit
+// integers), booleans, null (NaN for floats), arrays and tuples.
 func assign(f reflect.Value, val any) error {
 	if val == nil {
 		if f.Kind() == reflect.Float64 || f.Kind() == reflect.Float32 {
