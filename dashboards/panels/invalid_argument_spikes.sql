@@ -10,12 +10,14 @@
 -- its counts and every baseline's start an event at 2 * (b - 604800)
 -- carrying none, so that the running sums at the starts, taken in the
 -- buckets' order, are the counts before each baseline, and the baseline is
--- the counts before the bucket less those. The baseline's hours that lie
--- in every range bucket's 7 days (from the last bucket's start less 7 days
--- on) are added up into one bucket, the hour before the range: a range of
--- a day then groups 25 baseline buckets a tool instead of 168, which over
--- 1,820 tool names took the panel from 1.4-1.6 s to 0.35-0.39 s on 18.16
--- (BENCHMARKS.md, eighteenth round). Linear in a tool's buckets: the
+-- the counts before the bucket less those. The baseline's folded hours
+-- that lie in every range bucket's 7 days (from the last bucket's start
+-- less 7 days on) are added up into one bucket, the hour before the range:
+-- a range of a day then groups 25 baseline buckets a tool instead of 168,
+-- which over 1,820 tool names took the panel from 1.4-1.6 s to 0.35-0.39 s
+-- on 18.16 (BENCHMARKS.md, eighteenth round). Not the hours read from
+-- calls_5m's states: merged into one set a tool, their call ids cost 2.5
+-- times what one set an hour does. Linear in a tool's buckets: the
 -- former sum of the buckets filtered anew for each bucket copied both arrays
 -- for every bucket, quadratic: over 24 h with 1,820 tool names 3.7-4.7 s on
 -- 18.16 against 1.4-1.7 s (BENCHMARKS.md, fourteenth round). Its 7 days
@@ -156,7 +158,7 @@ FROM (
       UNION ALL
       SELECT
         toString(tool) AS tool_name,
-        if(intDiv(toUInt32(bucket), 3600) * 3600 + 604800 >= intDiv(toUInt32($__toTime), 3600) * 3600, toUInt32(intDiv(toUInt32($__fromTime), 3600) * 3600 - 3600), toUInt32(intDiv(toUInt32(bucket), 3600) * 3600)) AS b,
+        intDiv(toUInt32(bucket), 3600) * 3600 AS b,
         toInt64(uniqExactMerge(calls)) AS n_,
         toInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS inv_
       FROM calls_5m
