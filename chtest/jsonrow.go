@@ -35,10 +35,11 @@ var timeType = reflect.TypeOf(time.Time{})
 // assign converts a value decoded by encoding/json, without decoding each
 // row into a map of interfaces first: strings, numbers, booleans and
 // date-times are read straight from the bytes into their fields, and only
-// arrays and tuples go through encoding/json. The map-and-reflection
-// decoder took about 3 µs a cell, a third of a large result's time on chDB
-// (BENCHMARKS.md, eighteenth round). Every value encoding/json and assign
-// accept decodes to the same field values (FuzzScanJSONEachRow).
+// arrays and tuples go through encoding/json: 123 ns a cell against 586
+// for decoding each row into a map first (BenchmarkScanJSONEachRow), whose
+// cost the chDB timings of large results carried (BENCHMARKS.md,
+// eighteenth round). Every value encoding/json and assign accept decodes
+// to the same field values (FuzzScanJSONEachRow).
 func scanJSONEachRow(out []byte, dest any) error {
 	dv := reflect.ValueOf(dest)
 	if dv.Kind() != reflect.Pointer || dv.Elem().Kind() != reflect.Slice {

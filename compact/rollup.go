@@ -50,12 +50,12 @@ type RollupResult struct {
 // readers of a long baseline add those up instead of merging seven days of
 // uniqExact states, and the spikes panel its range's distinct calls and
 // latest INVALID_ARGUMENT ingests instead of grouping the raw calls
-// (schema/013_calls_5m_folded.sql, 016_calls_1h_folded.sql). An hour is folded when calls brought
-// rows to it since the migration that counts them (calls_hour_inserts),
-// its insert count has no fold yet, and its last insert, by the server's
-// clock, is at least settle before now (settle covers the clocks' skew
-// too); a fold whose hour took an insert while it ran is not recorded and
-// is made again by a later run. It is idempotent: a second run with
+// (schema/013_calls_5m_folded.sql, 016_calls_1h_folded.sql). An hour is
+// folded when calls brought rows to it since the migration that counts
+// them (calls_hour_inserts), its insert count has no fold yet, and its
+// last insert, by the server's clock, is at least settle before now
+// (settle covers the clocks' skew too); a fold whose hour took an insert
+// while it ran is not recorded and is made again by a later run. It is idempotent: a second run with
 // nothing inserted folds nothing. Readers ignore any fold whose insert
 // count is no longer the hour's, so a late insert into a folded hour sends
 // them back to calls_5m and the raw calls until the hour is folded again.

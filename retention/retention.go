@@ -2,8 +2,8 @@
 // Config.Raw, the calls_5m and calls_5m_classes rollups after Config.Rollup. On servers with table
 // TTL (ClickHouse 19.6 and later, and chDB) it sets each table's TTL and the
 // server's merges delete expired rows; on older servers (18.16) it drops
-// the daily partitions (PARTITION BY toYYYYMMDD) that lie wholly before the
-// cutoff. Both are idempotent: running them again changes nothing. It also
+// the daily partitions (PARTITION BY toYYYYMMDD), and the monthly ones of
+// the fold's bookkeeping (toYYYYMM), that lie wholly before the cutoff. Both are idempotent: running them again changes nothing. It also
 // folds the tool sightings older than Config.Sightings (compact.Sightings),
 // which keeps every answer read from them and stops the table from growing
 // by a row per tool and hour for ever, and folds the complete hours within
