@@ -6,45 +6,44 @@
 -- spike column repeats the share in spike buckets only. Buckets are whole
 -- hours, whatever the panel interval, because the spike is defined on hours.
 -- The baseline is summed over each tool's bucket array without window
--- functions, in one sort: every bucket is an event at 2 * b + 1 carrying
--- its counts and every baseline's start an event at 2 * (b - 604800)
--- carrying none, so that the running sums at the starts, taken in the
--- buckets' order, are the counts before each baseline, and the baseline is
--- the counts before the bucket less those. The baseline's folded hours
--- that lie in every range bucket's 7 days (from the last bucket's start
--- less 7 days on) are added up into one bucket, the hour before the range:
--- a range of a day then groups 25 baseline buckets a tool instead of 168,
--- which over 1,820 tool names took the panel from 1.4-1.6 s to 0.35-0.39 s
--- on 18.16 (BENCHMARKS.md, eighteenth round). Not the hours read from
--- calls_5m's states: merged into one set a tool, their call ids cost 2.5
--- times what one set an hour does. Linear in a tool's buckets: the
--- former sum of the buckets filtered anew for each bucket copied both arrays
--- for every bucket, quadratic: over 24 h with 1,820 tool names 3.7-4.7 s on
--- 18.16 against 1.4-1.7 s (BENCHMARKS.md, fourteenth round). Its 7 days
--- before the range are read from the 5-minute rollup calls_5m (distinct
--- call ids per cell; whole hours are whole cells), its complete hours from
--- their plain counts per hour in calls_1h_folded where a current fold
--- holds them (as queries/invalid_argument_baseline_rollup.sql reads
--- calls_5m_folded: the same counts, without merging seven days of
--- states), the range itself from the raw calls, where a re-ingested call
--- counts once, as its latest ingest, as the API counts it: the calls are
--- the distinct call identities, and the INVALID_ARGUMENT calls those whose
--- latest copy is one, looked for among the calls with an INVALID_ARGUMENT
--- copy (queries/invalid_argument_counts.sql, invalid_argument_latest.sql
--- and invalid_argument_baseline_rollup.sql; the panel draws every tool, so
--- it reads every baseline; docs/dashboards.md). The range's folded hours
--- that end by the range's end are read from the same folds, which hold
--- those two counts of the raw calls too (identities, latest_invalid), row
--- by row: grouped once, with the rest (grouping them first too cost 0.4 s
--- of 1.45 s over 7 days and 1,820 tools); the
--- raw calls are read for the rest, the current hour as a rule. The raw
--- branches set the folded hours' calls aside on their time alone
--- (PREWHERE), and start at the range's first hour without a current fold
--- (a scalar subquery, so that 18.16 and 26.7 skip the parts that end
--- before it: 184,000 rows read of the day's 1.44M for the last hour;
--- BENCHMARKS.md, eighteenth round); an hour without calls has no fold, so
--- a range with one reads raw calls from there on as before. FINAL over
--- eight days took seconds on ClickHouse 18.16.
+-- functions, in one sort: every bucket is an event at 2 * b + 1 carrying its
+-- counts and every baseline's start an event at 2 * (b - 604800) carrying
+-- none, so that the running sums at the starts, taken in the buckets' order,
+-- are the counts before each baseline, and the baseline is the counts before
+-- the bucket less those. The baseline's folded hours that lie in every range
+-- bucket's 7 days (from the last bucket's start less 7 days on) are added up
+-- into one bucket, the hour before the range: a range of a day then groups
+-- 25 baseline buckets a tool instead of 168, which over 1,820 tool names
+-- took the panel from 1.4-1.6 s to 0.35-0.39 s on 18.16 (BENCHMARKS.md,
+-- eighteenth round). Not the hours read from calls_5m's states: merged into
+-- one set a tool, their call ids cost 2.5 times what one set an hour does.
+-- Linear in a tool's buckets: the former sum of the buckets filtered anew
+-- for each bucket copied both arrays for every bucket, quadratic: over 24 h
+-- with 1,820 tool names 3.7-4.7 s on 18.16 against 1.4-1.7 s (BENCHMARKS.md,
+-- fourteenth round). Its 7 days before the range are read from the 5-minute
+-- rollup calls_5m (distinct call ids per cell; whole hours are whole cells),
+-- its complete hours from their plain counts per hour in calls_1h_folded
+-- where a current fold holds them (as
+-- queries/invalid_argument_baseline_rollup.sql reads calls_5m_folded: the
+-- same counts, without merging seven days of states), the range itself from
+-- the raw calls, where a re-ingested call counts once, as its latest ingest,
+-- as the API counts it: the calls are the distinct call identities, and the
+-- INVALID_ARGUMENT calls those whose latest copy is one, looked for among
+-- the calls with an INVALID_ARGUMENT copy
+-- (queries/invalid_argument_counts.sql, invalid_argument_latest.sql and
+-- invalid_argument_baseline_rollup.sql; the panel draws every tool, so it
+-- reads every baseline; docs/dashboards.md). The range's folded hours that
+-- end by the range's end are read from the same folds, which hold those two
+-- counts of the raw calls too (identities, latest_invalid), row by row:
+-- grouped once, with the rest (grouping them first too cost 0.4 s of 1.45 s
+-- over 7 days and 1,820 tools); the raw calls are read for the rest, the
+-- current hour as a rule. The raw branches set the folded hours' calls aside
+-- on their time alone (PREWHERE), and start at the range's first hour
+-- without a current fold (a scalar subquery, so that 18.16 and 26.7 skip the
+-- parts that end before it: 184,000 rows read of the day's 1.44M for the
+-- last hour; BENCHMARKS.md, eighteenth round); an hour without calls has no
+-- fold, so a range with one reads raw calls from there on as before. FINAL
+-- over eight days took seconds on ClickHouse 18.16.
 SELECT
   toDateTime(bucket_s) AS time,
   tool_name,
