@@ -64,14 +64,20 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 		return fmt.Sprintf("%s %s %d: %d %d %d %d | %d %d", c.Tenant, c.Tool, c.Bucket, c.Calls, c.Invalid, c.OK, c.Empty, c.Identities, c.LatestInvalid)
 	}
 	lo, hi := day.Unix(), day.Unix()+86400
-	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
+	// current reads the current folds' counts of day from table, per
+	// bucket (a column), each line prefixed.
+	current := func(table, bucket, prefix string) {
+		for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(%[2]s)) AS bucket_s,
 		sum(calls) AS calls_n, sum(invalid) AS invalid_n, sum(ok) AS ok_n, sum(empty) AS empty_n,
 		sum(identities) AS identities_n, sum(latest_invalid) AS latest_invalid_n
-		FROM calls_5m_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
-			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d
-		GROUP BY tenant, server, tool, bucket`, lo, hi)) {
-		folded = append(folded, line(c))
+		FROM %[1]s WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %[3]d AND toUInt32(hour) < %[4]d
+		GROUP BY tenant, server, tool, %[2]s`, table, bucket, lo, hi)) {
+			folded = append(folded, prefix+line(c))
+		}
 	}
+	current("calls_5m_folded", "bucket", "")
+	current("calls_1h_folded", "hour", "1h ")
 	// The raw counts: each call's latest copy, by identity.
 	latest := map[[3]string]pipeline.Call{}
 	for _, c := range inserted {
@@ -110,14 +116,6 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	}
 	for _, s := range hours {
 		want = append(want, "1h "+line(s))
-	}
-	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(hour)) AS bucket_s,
-		sum(calls) AS calls_n, sum(invalid) AS invalid_n, sum(ok) AS ok_n, sum(empty) AS empty_n,
-		sum(identities) AS identities_n, sum(latest_invalid) AS latest_invalid_n
-		FROM calls_1h_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
-			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d
-		GROUP BY tenant, server, tool, hour`, lo, hi)) {
-		folded = append(folded, "1h "+line(c))
 	}
 	slices.Sort(folded)
 	slices.Sort(want)
