@@ -38,8 +38,10 @@ var timeType = reflect.TypeOf(time.Time{})
 // arrays and tuples go through encoding/json: 123 ns a cell against 586
 // for decoding each row into a map first (BenchmarkScanJSONEachRow), whose
 // cost the chDB timings of large results carried (BENCHMARKS.md,
-// eighteenth round). Every value encoding/json and assign accept decodes
-// to the same field values (FuzzScanJSONEachRow).
+// eighteenth round). Every row encoding/json and assign accept decodes to
+// the same field values (FuzzScanJSONEachRow), but for a row that names a
+// column twice, which ClickHouse never writes: there each value is set in
+// turn, and one the field cannot take fails the row.
 func scanJSONEachRow(out []byte, dest any) error {
 	dv := reflect.ValueOf(dest)
 	if dv.Kind() != reflect.Pointer || dv.Elem().Kind() != reflect.Slice {

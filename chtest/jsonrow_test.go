@@ -69,7 +69,10 @@ func sameScan(t *testing.T, text string) (ok bool) {
 	var want, got []scanRow
 	werr := scanGeneric([]byte(text), &want)
 	gerr := scanJSONEachRow([]byte(text), &got)
-	if werr != nil {
+	if werr != nil || namesAColumnTwice(text) {
+		// A row naming a column twice: the reference keeps the last
+		// value, scanJSONEachRow sets each in turn and may refuse an
+		// earlier one. ClickHouse names each column once.
 		return false
 	}
 	if gerr != nil {
@@ -79,6 +82,46 @@ func sameScan(t *testing.T, text string) (ok bool) {
 		t.Fatalf("%q:\n got %s\nwant %s", text, g, w)
 	}
 	return true
+}
+
+// namesAColumnTwice reports whether some top-level object of the JSON
+// stream text has a key twice.
+func namesAColumnTwice(text string) bool {
+	dec := json.NewDecoder(strings.NewReader(text))
+	depth, key := 0, false
+	var keys map[string]bool
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				depth++
+				if depth == 1 && t == '{' {
+					keys, key = map[string]bool{}, true
+				}
+			default:
+				depth--
+				key = depth == 1 // a nested value ended: a key comes next
+			}
+		default:
+			if depth != 1 {
+				continue
+			}
+			if k, ok := t.(string); ok && key {
+				if keys[k] {
+					return true
+				}
+				keys[k] = true
+				key = false
+			} else {
+				key = true
+			}
+		}
+	}
 }
 
 // TestScanJSONEachRowMatchesEncodingJSON: ClickHouse's JSONEachRow shapes
