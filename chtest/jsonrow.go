@@ -187,44 +187,6 @@ func (d *rowDecoder) literal() []byte {
 	return d.buf[start:d.i]
 }
 
-// skip reads any JSON value at i and returns its bytes.
-func (d *rowDecoder) skip() ([]byte, error) {
-	start := d.i
-	depth := 0
-	for d.i < len(d.buf) {
-		switch d.buf[d.i] {
-		case '"':
-			if _, err := d.stringBytes(); err != nil {
-				return nil, err
-			}
-			if depth == 0 {
-				return d.buf[start:d.i], nil
-			}
-			continue
-		case '[', '{':
-			depth++
-		case ']', '}':
-			if depth == 0 {
-				return d.buf[start:d.i], nil
-			}
-			depth--
-			if depth == 0 {
-				d.i++
-				return d.buf[start:d.i], nil
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return d.buf[start:d.i], nil
-			}
-		}
-		d.i++
-	}
-	if depth != 0 {
-		return nil, errSyntax
-	}
-	return d.buf[start:d.i], nil
-}
-
 // value decodes the JSON value at i into f, as assign does with the value
 // encoding/json decodes (numbers as json.Number).
 func (d *rowDecoder) value(f reflect.Value) error {
@@ -237,14 +199,15 @@ func (d *rowDecoder) value(f reflect.Value) error {
 	scalar := f.Type() == timeType || kind == reflect.String || kind == reflect.Bool ||
 		kind >= reflect.Int && kind <= reflect.Uint64 || kind == reflect.Float32 || kind == reflect.Float64
 	if !scalar || c == '[' || c == '{' {
-		raw, err := d.skip()
-		if err != nil {
-			return err
-		}
+		// Arrays and tuples: encoding/json reads the value and says where
+		// it ended.
+		dec := json.NewDecoder(bytes.NewReader(d.buf[d.i:]))
+		dec.UseNumber()
 		var val any
-		if err := decodeAny(raw, &val); err != nil {
+		if err := dec.Decode(&val); err != nil {
 			return err
 		}
+		d.i += int(dec.InputOffset())
 		return assign(f, val)
 	}
 	var text []byte
@@ -288,20 +251,6 @@ func (d *rowDecoder) value(f reflect.Value) error {
 		return assign(f, string(text))
 	}
 	return assign(f, json.Number(text))
-}
-
-// decodeAny decodes raw as encoding/json does into an interface, numbers as
-// json.Number.
-func decodeAny(raw []byte, v *any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errSyntax
-	}
-	return nil
 }
 
 // validNumber reports whether b is a JSON number.
