@@ -98,7 +98,7 @@ func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, calls)
-			check := func(stage string, inserted []pipeline.Call) {
+			check := func(stage string, folded bool, inserted []pipeline.Call) {
 				t.Helper()
 				for _, tc := range []struct {
 					tenant           string
@@ -109,32 +109,84 @@ func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
 					{"", d1.Unix() + 22*3600, d3.Unix() + 2*3600, 6 * 3600}, // buckets across both midnights
 				} {
 					f := Filter{From: time.Unix(tc.lo, 0), To: time.Unix(tc.lo+3600, 0), Tenant: tc.tenant}
-					all, set := toolArgs(nil, 0)
-					args := append(f.args(), clickhouse.Named("step_s", tc.step), clickhouse.Named("origin_s", tc.origin),
-						clickhouse.Named("lo_s", tc.lo), all, set)
-					var got []spikeCell
-					if err := e.DB.Select(ctx, &got, invalidArgumentBaselineRollupSQL, args...); err != nil {
-						t.Fatalf("%s: %v", stage, err)
+					baseline := func(origin int64, lump baselineLump) []spikeCell {
+						t.Helper()
+						all, set := toolArgs(nil, 0)
+						args := append(f.args(), clickhouse.Named("step_s", tc.step), clickhouse.Named("origin_s", origin),
+							clickhouse.Named("lo_s", tc.lo), clickhouse.Named("lump_s", lump.Bucket),
+							clickhouse.Named("lump_lo_s", lump.From), clickhouse.Named("lump_hi_s", lump.To), all, set)
+						var got []spikeCell
+						if err := e.DB.Select(ctx, &got, invalidArgumentBaselineRollupSQL, args...); err != nil {
+							t.Fatalf("%s: %v", stage, err)
+						}
+						return got
 					}
+					// No lump: one cell per tool and bucket.
 					var lines []string
-					for _, c := range got {
+					for _, c := range baseline(tc.origin, baselineLump{}) {
 						lines = append(lines, fmt.Sprintf("%s %d: %d %d", c.Tool, c.Bucket, c.Calls, c.Invalid))
 					}
 					slices.Sort(lines)
 					if want := refBaseline(inserted, tc.tenant, tc.origin, tc.lo, tc.step); !slices.Equal(lines, want) {
 						t.Errorf("%s, tenant %q step %d: got\n%s\nwant\n%s", stage, tc.tenant, tc.step, strings.Join(lines, "\n"), strings.Join(want, "\n"))
 					}
+					// The lump of a range of three buckets from lo, the
+					// baseline reaching back to the first bucket at or
+					// after tc.origin: each range bucket's baseline adds up
+					// to the same.
+					origin := tc.lo - (tc.lo-tc.origin)/tc.step*tc.step
+					b := spikeBounds{From: tc.lo, Baseline: tc.lo - origin}
+					lump := b.lump(origin, tc.step, tc.lo, (tc.lo+3*tc.step)*1000)
+					if lump.To-lump.From < 12*3600 {
+						t.Fatalf("lump %+v: shorter than 12 hours, the test checks too little", lump)
+					}
+					got := baseline(origin, lump)
+					sums := func(cells []string) []string {
+						var out []string
+						for k := range int64(3) {
+							at := tc.lo + k*tc.step
+							calls, invalid := map[string]int64{}, map[string]int64{}
+							for _, line := range cells {
+								var tool string
+								var bucket, c, i int64
+								if _, err := fmt.Sscanf(line, "%s %d: %d %d", &tool, &bucket, &c, &i); err != nil {
+									t.Fatal(err)
+								}
+								if bucket >= at-b.Baseline && bucket < at {
+									calls[tool] += c
+									invalid[tool] += i
+								}
+							}
+							for tool, c := range calls {
+								out = append(out, fmt.Sprintf("bucket %d %s: %d %d", at, tool, c, invalid[tool]))
+							}
+						}
+						slices.Sort(out)
+						return out
+					}
+					lines = lines[:0]
+					for _, c := range got {
+						lines = append(lines, fmt.Sprintf("%s %d: %d %d", c.Tool, c.Bucket, c.Calls, c.Invalid))
+					}
+					if g, want := sums(lines), sums(refBaseline(inserted, tc.tenant, origin, tc.lo, tc.step)); !slices.Equal(g, want) {
+						t.Errorf("%s, tenant %q step %d, lump %+v: baselines\n%s\nwant\n%s", stage, tc.tenant, tc.step, lump,
+							strings.Join(g, "\n"), strings.Join(want, "\n"))
+					}
+					// Once hours are folded, the lump holds some: fewer cells.
+					if unlumped := len(baseline(origin, baselineLump{})); folded && len(got) >= unlumped {
+						t.Errorf("%s, tenant %q step %d: %d cells with the lump %+v, %d without", stage, tc.tenant, tc.step, len(got), lump, unlumped)
+					}
 				}
 			}
-			check("before any fold", calls)
+			check("before any fold", false, calls)
 			res, err := compact.RollupHours(ctx, e.DB, time.Now(), 7*24*time.Hour, 0)
 			if err != nil || len(res.Folded) < 48 {
 				t.Fatalf("fold: %v %v, want at least two days of hours folded", res, err)
 			}
-			check("complete hours folded", calls)
+			check("complete hours folded", true, calls)
 			e.Insert(t, late)
 			both := append(slices.Clip(calls), late...)
-			check("late inserts into folded hours", both)
+			check("late inserts into folded hours", false, both)
 			lateHours := map[time.Time]bool{}
 			for _, c := range late {
 				lateHours[c.Time.UTC().Truncate(time.Hour)] = true
@@ -142,17 +194,18 @@ func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
 			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 7*24*time.Hour, 0); err != nil || len(res.Folded) != len(lateHours) {
 				t.Fatalf("fold again: %v %v, want the %d hours of the late calls folded again", res, err, len(lateHours))
 			}
-			check("folded again", both)
+			check("folded again", true, both)
 			// A second process that folded the same hours at the same counts.
 			for _, q := range []string{
 				"INSERT INTO calls_5m_folded (hour, fold, tenant, server, tool, bucket, calls, invalid, ok, empty, identities, latest_invalid) SELECT hour, fold + 1, tenant, server, tool, bucket, calls, invalid, ok, empty, identities, latest_invalid FROM calls_5m_folded",
+				"INSERT INTO calls_1h_folded (hour, fold, tenant, server, tool, calls, invalid, ok, empty, identities, latest_invalid) SELECT hour, fold + 1, tenant, server, tool, calls, invalid, ok, empty, identities, latest_invalid FROM calls_1h_folded",
 				"INSERT INTO calls_5m_folds (hour, inserts, fold, folded) SELECT hour, inserts, fold + 1, folded FROM calls_5m_folds",
 			} {
 				if err := e.DB.Exec(ctx, q); err != nil {
 					t.Fatal(err)
 				}
 			}
-			check("two folds of each hour at its count", both)
+			check("two folds of each hour at its count", true, both)
 		})
 	}
 }

@@ -19,6 +19,21 @@ SELECT tool_name, bucket_s, toInt64(sum(calls_)) AS calls_n, toInt64(sum(invalid
 FROM (
   SELECT
     CAST(tool AS String) AS tool_name,
+    toInt64(@lump_s) AS bucket_s,
+    sum(calls) AS calls_,
+    sum(invalid) AS invalid_
+  FROM calls_1h_folded
+  PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
+  WHERE hour >= toDateTime(@lump_lo_s, 'UTC') AND hour < toDateTime(@lump_hi_s, 'UTC')
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@all_tenants = 1 OR has(@tenants, tenant))
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+    AND (@all_tools = 1 OR tool IN @tools)
+  GROUP BY tool_name
+  UNION ALL
+  SELECT
+    CAST(tool AS String) AS tool_name,
     @origin_s + intDiv(toInt64(toUInt32(bucket)) - @origin_s, @step_s) * @step_s AS bucket_s,
     sum(calls) AS calls_,
     sum(invalid) AS invalid_
@@ -26,6 +41,7 @@ FROM (
   PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
   WHERE bucket >= toDateTime(@origin_s, 'UTC') AND bucket < toDateTime(@lo_s, 'UTC')
     AND hour >= toDateTime(intDiv(@origin_s, 3600) * 3600, 'UTC') AND hour < toDateTime(@lo_s, 'UTC')
+    AND (hour < toDateTime(@lump_lo_s, 'UTC') OR hour >= toDateTime(@lump_hi_s, 'UTC'))
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)

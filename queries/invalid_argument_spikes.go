@@ -78,30 +78,34 @@ type Spike struct {
 // argument values the invalid calls sent most, ordered by tool and time.
 // Buckets start at f.From.
 //
-// It counts the range's calls first, from the raw calls, with its
-// INVALID_ARGUMENT rows (invalid_argument_counts.sql): at least its
-// INVALID_ARGUMENT calls, since a re-ingested call's copies each count. The
-// tools with a bucket that passes, by those counts, the thresholds the
-// baseline does not enter (MinCalls, MinShare) are the candidates: only they
-// can spike, and the rest is read for them alone. A healthy fleet has few,
-// often none, and then the range's one scan is all (the default 7-day
-// baseline reads seven times a day's range). When the step is a multiple of
-// RollupBucket the baseline before f.From comes from the calls_5m rollup
-// (invalid_argument_baseline_rollup.sql): reading eight days of raw calls
-// took seconds on ClickHouse 18.16. The rows are those of the raw baseline
-// except for a call re-ingested with another category, or with a From off
-// the 5-minute grid (the SQL file and docs/analytics.md say how); otherwise
-// the baseline is counted from the raw calls too, as the range is.
-// queries/testdata/invalid_argument_spikes_final.sql is the definition, in
-// one statement over calls FINAL; the tests compare the two.
+// It counts the range's calls first, with its INVALID_ARGUMENT rows
+// (invalid_argument_counts.sql): at least its INVALID_ARGUMENT calls, since
+// a re-ingested call's copies each count. The 5-minute cells that complete
+// hours were folded into (compact.RollupHours) are read from their folds
+// when a cell lies whole in one bucket, every other call raw. The tools
+// with a bucket that passes, by those counts, the thresholds the baseline
+// does not enter (MinCalls, MinShare) are the candidates: only they can
+// spike, and the rest is read for them alone. A healthy fleet has few,
+// often none, and then the range's one statement is all (the default
+// 7-day baseline reads seven times a day's range). When the step is a
+// multiple of RollupBucket the baseline before f.From comes from the
+// calls_5m rollup (invalid_argument_baseline_rollup.sql): reading eight
+// days of raw calls took seconds on ClickHouse 18.16. Its folded hours that
+// count in every range bucket's baseline are added up into one cell per
+// tool (baselineLump). The rows are those of the raw baseline except for a
+// call re-ingested with another category, or with a From off the 5-minute
+// grid (the SQL file and docs/analytics.md say how); otherwise the baseline
+// is counted as the range is. queries/testdata/invalid_argument_spikes_final.sql
+// is the definition, in one statement over calls FINAL; the tests compare
+// the two.
 //
 // For the candidates, the range's INVALID_ARGUMENT calls (the calls whose
-// latest copy is one; invalid_argument_latest.sql), the baseline, the top
-// arguments of their buckets and their definition changes are four queries
-// run at the same time on db (which must be safe for concurrent use, as
-// driver.Conn is): the three last 1.1x sooner than one after the other on
-// 18.16 with 405 candidates (medians 1.46 and 1.62 s; BENCHMARKS.md,
-// fourteenth round). The first error cancels the others and is returned.
+// latest copy is one) with the top arguments of their buckets
+// (invalid_argument_top_args.sql), the baseline and their definition
+// changes are three queries run at the same time on db (which must be safe
+// for concurrent use, as driver.Conn is): 1.1x sooner than one after the
+// other on 18.16 with 405 candidates (BENCHMARKS.md, fourteenth round). The
+// first error cancels the others and is returned.
 func InvalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions) ([]Spike, error) {
 	o = o.withDefaults()
 	return invalidArgumentSpikes(ctx, db, f, o, o.Step%RollupBucket == 0, maxToolSetBytes)
@@ -131,6 +135,39 @@ type spikeBounds struct {
 	From, Baseline int64
 }
 
+// baselineLump is the baseline hours that every bucket of a range counts:
+// the folded ones among [From, To) (whole UTC hours, seconds) are read
+// added up per tool into one cell at Bucket, which lies in every range
+// bucket's baseline, instead of one cell per tool and bucket
+// (invalid_argument_baseline_rollup.sql). Empty when To <= From.
+type baselineLump struct {
+	Bucket, From, To int64
+}
+
+// lump returns the baseline lump of the range whose buckets start at
+// b.From and whose calls end before hiMs, the baseline's buckets at origin
+// (step seconds each) and its rollup cells before lo. A bucket's baseline
+// is the buckets that start in [bucket - Baseline, bucket), so a baseline
+// bucket that starts at or after the last range bucket's start minus
+// Baseline, and before b.From, is in every range bucket's baseline: the
+// first such bucket of the grid is the lump's, and the whole hours from it
+// up to lo, whose 5-minute cells all fall in such buckets, are its hours.
+func (b spikeBounds) lump(origin, step, lo, hiMs int64) baselineLump {
+	last := b.From // the last range bucket's start
+	if end := floorDiv(hiMs-1, 1000); end > b.From {
+		last += (end - b.From) / step * step
+	}
+	first := origin
+	if d := last - b.Baseline - origin; d > 0 {
+		first += (d + step - 1) / step * step
+	}
+	l := baselineLump{Bucket: first, From: (first + 3599) / 3600 * 3600, To: lo / 3600 * 3600}
+	if l.To < l.From {
+		l.To = l.From
+	}
+	return l
+}
+
 // maxToolSetBytes bounds the tool names a spike query lists for IN: past it
 // the query reads every tool, so that a fleet of thousands of tools stays
 // far below ClickHouse's max_query_size (256 KiB by default).
@@ -148,18 +185,22 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	if rollup {
 		lo -= lo % int64(RollupBucket/time.Second)
 	}
+	hiS, hiMs := f.To.Unix(), f.To.UnixMilli()
+	lump := bounds.lump(origin, step, lo, hiMs)
 	args := append(f.args(),
 		clickhouse.Named("step_s", step),
 		clickhouse.Named("origin_s", origin),
-		clickhouse.Named("per_bucket", o.TopArgs),
-		clickhouse.Named("lo_s", lo))
+		clickhouse.Named("bucket_rows", o.TopArgs+1),
+		clickhouse.Named("lo_s", lo),
+		clickhouse.Named("lump_s", lump.Bucket),
+		clickhouse.Named("lump_lo_s", lump.From),
+		clickhouse.Named("lump_hi_s", lump.To))
 	args = slices.Clip(args) // each query appends its own arguments
 	// between binds the counting queries' range [loS, hiMs) (hiS its second).
 	between := func(loS, hiS, hiMs int64, all, set any) []any {
 		return append(args, clickhouse.Named("count_lo_s", loS), clickhouse.Named("count_hi_s", hiS),
 			clickhouse.Named("count_hi_ms", hiMs), all, set)
 	}
-	hiS, hiMs := f.To.Unix(), f.To.UnixMilli()
 	all, set := toolArgs(nil, 0)
 	cells, bound, err := callCells(ctx, db, between(lo, hiS, hiMs, all, set))
 	if err != nil {
@@ -172,15 +213,16 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	if len(tools) == 0 {
 		return nil, nil
 	}
-	// The candidates' INVALID_ARGUMENT calls in the range, their baseline,
-	// the top arguments of their buckets (a bucket's top arguments do not
-	// depend on the other tools listed, and a spike's tool is a candidate)
-	// and their definition changes at once; the first error cancels the
-	// others.
-	var latest, base []spikeCell
+	// The candidates' INVALID_ARGUMENT calls in the range with the top
+	// arguments of their buckets (a bucket's top arguments do not depend on
+	// the other tools listed, and a spike's tool is a candidate), their
+	// baseline and their definition changes at once; the first error
+	// cancels the others.
+	var base []spikeCell
 	var top []struct {
 		Tool   string `ch:"tool_name"`
 		Bucket int64  `ch:"bucket_s"`
+		Kind   uint8  `ch:"kind"`
 		Key    string `ch:"arg_key"`
 		Value  string `ch:"arg_value"`
 		N      uint64 `ch:"n"`
@@ -189,7 +231,7 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	all, set = toolArgs(tools, maxSet)
 	err = together(ctx,
 		func(ctx context.Context) error {
-			if err := db.Select(ctx, &latest, invalidArgumentLatestSQL, between(lo, hiS, hiMs, all, set)...); err != nil {
+			if err := db.Select(ctx, &top, invalidArgumentTopArgsSQL, between(lo, hiS, hiMs, all, set)...); err != nil {
 				return fmt.Errorf("invalid-argument spikes: range INVALID_ARGUMENT calls: %w", err)
 			}
 			return nil
@@ -207,12 +249,6 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 			return nil
 		},
 		func(ctx context.Context) error {
-			if err := db.Select(ctx, &top, invalidArgumentTopArgsSQL, append(args, all, set)...); err != nil {
-				return fmt.Errorf("invalid-argument top arguments: %w", err)
-			}
-			return nil
-		},
-		func(ctx context.Context) error {
 			var err error
 			changes, err = definitionChangesAround(ctx, db, f, o.Step, all, set)
 			return err
@@ -220,18 +256,23 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 	if err != nil {
 		return nil, err
 	}
-	raw := findSpikes(slices.Concat(cells, latest, base), bounds, o)
-	if len(raw) == 0 {
-		return nil, nil
-	}
 	type key struct {
 		tool   string
 		bucket int64
 	}
 	byBucket := map[key][]ArgCount{}
+	latest := make([]spikeCell, 0, len(top))
 	for _, t := range top {
+		if t.Kind == 0 { // the bucket's INVALID_ARGUMENT calls
+			latest = append(latest, spikeCell{Tool: t.Tool, Bucket: t.Bucket, Invalid: int64(t.N)})
+			continue
+		}
 		k := key{t.Tool, t.Bucket}
 		byBucket[k] = append(byBucket[k], ArgCount{ArgKey: t.Key, ArgValue: t.Value, Count: t.N})
+	}
+	raw := findSpikes(slices.Concat(cells, latest, base), bounds, o)
+	if len(raw) == 0 {
+		return nil, nil
 	}
 	out := make([]Spike, 0, len(raw))
 	for _, r := range raw {
@@ -250,15 +291,18 @@ func invalidArgumentSpikes(ctx context.Context, db DB, f Filter, o SpikeOptions,
 }
 
 // callCells counts the calls of the range and tools that args bind
-// (invalid_argument_counts.sql): cells holds them without INVALID_ARGUMENT
+// (invalid_argument_counts.sql, several rows a tool and bucket, added up
+// here): cells holds them without INVALID_ARGUMENT
 // calls, which invalid_argument_latest.sql counts, and bound the same cells
 // with their INVALID_ARGUMENT rows, at least their INVALID_ARGUMENT calls
 // (each copy of a call counts): the spike floor a tool does not pass by
 // these, it does not pass at all.
 func callCells(ctx context.Context, db DB, args []any) (cells, bound []spikeCell, err error) {
-	if err := db.Select(ctx, &bound, invalidArgumentCountsSQL, args...); err != nil {
+	var rows []spikeCell
+	if err := db.Select(ctx, &rows, invalidArgumentCountsSQL, args...); err != nil {
 		return nil, nil, err
 	}
+	bound = mergeCells(rows)
 	cells = slices.Clone(bound)
 	for i := range cells {
 		cells[i].Invalid = 0
@@ -329,16 +373,9 @@ func spikeCandidates(cells []spikeCell, b spikeBounds, o SpikeOptions) []string 
 	return slices.Compact(tools)
 }
 
-// findSpikes returns, ordered by tool and bucket, the buckets of the range
-// that spike against their baseline: cells holds the counts of the range and
-// of the baseline before it, a (tool, bucket) possibly in several cells,
-// which are added: its calls and its INVALID_ARGUMENT calls, or a baseline
-// bucket that the rollup and the raw calls share. A bucket's
-// baseline is the sum of the tool's buckets that start in
-// [bucket - Baseline, bucket). The ratio is compared as the definition does
-// (testdata/invalid_argument_spikes_final.sql): invalid × base_calls ≥
-// Ratio × base_invalid × calls, with 1 and 0 for an empty baseline.
-func findSpikes(cells []spikeCell, b spikeBounds, o SpikeOptions) []spikeRow {
+// mergeCells returns the cells added up per tool and bucket, ordered by
+// tool and bucket; cells is left as it is.
+func mergeCells(cells []spikeCell) []spikeCell {
 	cells = slices.Clone(cells)
 	slices.SortFunc(cells, func(x, y spikeCell) int {
 		return cmp.Or(cmp.Compare(x.Tool, y.Tool), cmp.Compare(x.Bucket, y.Bucket))
@@ -352,6 +389,20 @@ func findSpikes(cells []spikeCell, b spikeBounds, o SpikeOptions) []spikeRow {
 		}
 		merged = append(merged, c)
 	}
+	return merged
+}
+
+// findSpikes returns, ordered by tool and bucket, the buckets of the range
+// that spike against their baseline: cells holds the counts of the range and
+// of the baseline before it, a (tool, bucket) possibly in several cells,
+// which are added: its calls and its INVALID_ARGUMENT calls, or a baseline
+// bucket that the rollup and the raw calls share. A bucket's
+// baseline is the sum of the tool's buckets that start in
+// [bucket - Baseline, bucket). The ratio is compared as the definition does
+// (testdata/invalid_argument_spikes_final.sql): invalid × base_calls ≥
+// Ratio × base_invalid × calls, with 1 and 0 for an empty baseline.
+func findSpikes(cells []spikeCell, b spikeBounds, o SpikeOptions) []spikeRow {
+	merged := mergeCells(cells)
 	var out []spikeRow
 	for start := 0; start < len(merged); {
 		end := start + 1

@@ -2,6 +2,8 @@ package queries
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -108,5 +110,53 @@ func TestSpikeCandidates(t *testing.T) {
 	}
 	if got := spikeCandidates(cells[1:4], b, o); len(got) != 0 {
 		t.Errorf("candidates of a healthy range %v, want none", got)
+	}
+}
+
+// TestBaselineLump checks the baseline hours added up into one cell, on
+// random ranges, steps (multiples of 5 minutes, as the rollup baseline
+// needs), baselines and starts off the grid: the lump's cell lies in every
+// range bucket's baseline and on the baseline's grid; every 5-minute cell
+// of its hours falls, by its own bucket, in every range bucket's baseline
+// too, and before the range's counted cells (lo); and the lump is as long
+// as that allows, from the first such whole hour to lo's.
+func TestBaselineLump(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 19))
+	nonEmpty := 0
+	for range 20000 {
+		step := 300 * (1 + rng.Int64N(36))
+		from := 1_795_000_000 + rng.Int64N(400_000)
+		b := spikeBounds{From: from, Baseline: 1 + rng.Int64N(10*24*3600)}
+		hiMs := from*1000 + 1 + rng.Int64N(3*24*3600*1000)
+		origin := b.From - (b.Baseline+step-1)/step*step
+		lo := from - from%300
+		l := b.lump(origin, step, lo, hiMs)
+		last := from + (floorDiv(hiMs-1, 1000)-from)/step*step
+		name := fmt.Sprintf("from %d step %d baseline %d hi %d ms: %+v", from, step, b.Baseline, hiMs, l)
+		if l.From%3600 != 0 || l.To%3600 != 0 || l.To < l.From {
+			t.Fatalf("%s: hours not whole", name)
+		}
+		if l.To == l.From {
+			continue
+		}
+		nonEmpty++
+		if l.Bucket < last-b.Baseline || l.Bucket >= from || (l.Bucket-origin)%step != 0 {
+			t.Fatalf("%s: the lump's cell is not a grid bucket in every range bucket's baseline [%d, %d)", name, last-b.Baseline, from)
+		}
+		grid := func(s int64) int64 { return origin + (s-origin)/step*step }
+		for s := l.From; s < l.To; s += 300 {
+			if g := grid(s); g < last-b.Baseline || g >= from || s >= lo {
+				t.Fatalf("%s: cell %d (bucket %d) is not in every range bucket's baseline before lo %d", name, s, g, lo)
+			}
+		}
+		if h := l.From - 3600; h >= origin && grid(h) >= last-b.Baseline {
+			t.Fatalf("%s: the hour before the lump, %d, could be in it", name, h)
+		}
+		if l.To != lo/3600*3600 {
+			t.Fatalf("%s: the lump ends before lo's hour", name)
+		}
+	}
+	if nonEmpty < 5000 {
+		t.Fatalf("only %d of the random ranges have a lump; the test checks too little", nonEmpty)
 	}
 }

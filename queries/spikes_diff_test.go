@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/queries"
@@ -122,9 +123,11 @@ func prunedTool(calls []pipeline.Call, f queries.Filter, o queries.SpikeOptions)
 // reclassified re-ingests, on every engine, and compares it row for row
 // with the definition (testdata/invalid_argument_spikes_final.sql), over
 // steps on and off the 5-minute grid, baselines that are and are not whole
-// steps, ranges that start off the grid, and filters. The baseline from the
-// raw calls must match always; the one from the rollup where the rollup is
-// exact: without reclassified re-ingests and with from on the grid.
+// steps, ranges that start or end off the grid, and filters; as inserted,
+// once the complete hours are folded, after late calls into a folded hour
+// and once it is folded again. The baseline from the raw calls must match
+// always; the one from the rollup where the rollup is exact: without
+// reclassified re-ingests and with from on the grid.
 func TestInvalidArgumentSpikesMatchTheDefinition(t *testing.T) {
 	ctx := context.Background()
 	calls, replays := genTraffic(20261201, 3000, t0, 3*time.Hour)
@@ -162,6 +165,10 @@ func TestInvalidArgumentSpikesMatchTheDefinition(t *testing.T) {
 		{queries.Filter{From: h(time.Hour), To: h(3 * time.Hour), Server: "kb", Tool: "search"}, queries.SpikeOptions{Step: 15 * time.Minute, Baseline: time.Hour, MinCalls: 10, MinShare: 0.04, Ratio: 1.1}, true},
 		{queries.Filter{From: h(time.Hour), To: h(3 * time.Hour), Tenants: []string{"globex"}}, queries.SpikeOptions{Step: 20 * time.Minute, Baseline: time.Hour, MinShare: 0.06, Ratio: 1.1}, true},
 		{queries.Filter{From: h(2 * time.Hour), To: h(3 * time.Hour)}, queries.SpikeOptions{}, true},
+		// The range ends inside a 5-minute cell that lies in one bucket;
+		// thresholds so low that every bucket with calls is a spike, the
+		// last, cut one too.
+		{queries.Filter{From: h(time.Hour), To: h(3*time.Hour - 150*time.Second)}, queries.SpikeOptions{Step: 10 * time.Minute, Baseline: time.Hour, MinShare: 0.01, Ratio: 0.1}, true},
 	}
 	for i := range cases {
 		cases[i].o = cases[i].o.WithDefaults()
@@ -200,33 +207,85 @@ func TestInvalidArgumentSpikesMatchTheDefinition(t *testing.T) {
 	if pruned < 3 {
 		t.Fatalf("only %d cases have a tool whose baseline is not read; the traffic tests too little", pruned)
 	}
+	// Each engine's calls are compared as inserted, once their complete
+	// hours are folded (compact.RollupHours: the range's whole 5-minute
+	// cells come from the folds), after late calls into a folded hour (whose
+	// fold no longer counts: its calls are read raw again), and once that
+	// hour is folded again.
+	late := lateCalls(calls, h(100*time.Minute), h(110*time.Minute))
+	stages := func(t *testing.T, e *chtest.Engine, run func(stage string) int) {
+		t.Helper()
+		fold := func(stage string, hours int) {
+			t.Helper()
+			res, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(t0)+48*time.Hour, 0)
+			if err != nil || len(res.Folded) < hours {
+				t.Fatalf("%s: %+v %v, want at least %d hours folded", stage, res, err, hours)
+			}
+		}
+		rows := run("as inserted")
+		fold("fold", 3)
+		if n := run("folded"); n != rows {
+			t.Errorf("%d spikes once folded, %d before: the cases differ", n, rows)
+		}
+		e.Insert(t, late)
+		run("late calls into a folded hour")
+		fold("fold again", 1)
+		run("folded again")
+	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name+"/raw baseline", func(t *testing.T) {
 			e.Insert(t, calls)
 			e.Insert(t, replays)
-			rows := 0
-			for _, c := range cases {
-				rows += check(t, e.DB, c, false)
-			}
-			t.Logf("%d spikes in %d cases", rows, len(cases))
-			if rows < 20 {
-				t.Errorf("the definition found %d spikes in all; the cases test too little", rows)
-			}
+			stages(t, e, func(stage string) int {
+				rows := 0
+				for _, c := range cases {
+					rows += check(t, e.DB, c, false)
+				}
+				t.Logf("%s: %d spikes in %d cases", stage, rows, len(cases))
+				if rows < 20 {
+					t.Errorf("%s: the definition found %d spikes in all; the cases test too little", stage, rows)
+				}
+				return rows
+			})
 		})
 	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name+"/rollup baseline", func(t *testing.T) {
 			e.Insert(t, unchanged)
-			rows := 0
-			for _, c := range cases {
-				if c.rollup {
-					rows += check(t, e.DB, c, true)
+			stages(t, e, func(stage string) int {
+				rows := 0
+				for _, c := range cases {
+					if c.rollup {
+						rows += check(t, e.DB, c, true)
+					}
 				}
-			}
-			t.Logf("%d spikes", rows)
-			if rows < 10 {
-				t.Errorf("the definition found %d spikes in all; the cases test too little", rows)
-			}
+				t.Logf("%s: %d spikes", stage, rows)
+				if rows < 10 {
+					t.Errorf("%s: the definition found %d spikes in all; the cases test too little", stage, rows)
+				}
+				return rows
+			})
 		})
 	}
+}
+
+// lateCalls returns new calls, one for each of calls in [from, to), at the
+// same time with another call id, half of them INVALID_ARGUMENT: calls that
+// arrive after their hour was folded. The copies of a call in calls stay
+// copies of one call, alike: two copies of an ingest that differ have no
+// latest.
+func lateCalls(calls []pipeline.Call, from, to time.Time) []pipeline.Call {
+	var out []pipeline.Call
+	for _, c := range calls {
+		if c.Time.Before(from) || !c.Time.Before(to) {
+			continue
+		}
+		c.CallID += 1 << 41
+		c.RequestID += "-late"
+		if c.CallID%2 == 0 {
+			c.Category, c.IsFailure, c.IsError = string(classify.InvalidArgument), 1, 1
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -85,16 +85,15 @@ func (d *spikesFakeDB) Select(ctx context.Context, dest any, query string, _ ...
 	return ctx.Err()
 }
 
-// TestInvalidArgumentSpikesReturnsTheFirstErrorOfItsFourQueries fails each
-// of the four queries that run at once while the other three wait: the
+// TestInvalidArgumentSpikesReturnsTheFirstErrorOfItsThreeQueries fails each
+// of the three queries that run at once while the other two wait: the
 // failure must cancel them and be the error returned, with its query named.
-func TestInvalidArgumentSpikesReturnsTheFirstErrorOfItsFourQueries(t *testing.T) {
+func TestInvalidArgumentSpikesReturnsTheFirstErrorOfItsThreeQueries(t *testing.T) {
 	from := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
 	f := Filter{From: from, To: from.Add(24 * time.Hour)}
 	for _, tc := range []struct{ name, fail, want string }{
-		{"range INVALID_ARGUMENT calls", invalidArgumentLatestSQL, "invalid-argument spikes: range INVALID_ARGUMENT calls: query failed"},
+		{"range INVALID_ARGUMENT calls and top arguments", invalidArgumentTopArgsSQL, "invalid-argument spikes: range INVALID_ARGUMENT calls: query failed"},
 		{"baseline", invalidArgumentBaselineRollupSQL, "invalid-argument spikes: baseline: query failed"},
-		{"top arguments", invalidArgumentTopArgsSQL, "invalid-argument top arguments: query failed"},
 		{"definition changes", toolChangesSQL, "tool definition changes: query failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
