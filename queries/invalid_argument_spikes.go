@@ -311,9 +311,12 @@ func callCells(ctx context.Context, db DB, args []any) (cells, bound []spikeCell
 }
 
 // rawCells counts the calls and the INVALID_ARGUMENT calls of the range
-// and tools that args bind from the raw calls, one after the other: each
-// (tool, bucket) comes in two cells, its calls and its INVALID_ARGUMENT
-// calls, which findSpikes adds.
+// and tools that args bind without the calls_5m rollup, one after the
+// other: the calls as the range's are counted (callCells: whole folded
+// cells from their folds, the rest raw), the INVALID_ARGUMENT calls from
+// the raw calls (invalid_argument_latest.sql). Each (tool, bucket) comes in
+// two cells, its calls and its INVALID_ARGUMENT calls, which findSpikes
+// adds.
 func rawCells(ctx context.Context, db DB, args []any) ([]spikeCell, error) {
 	calls, _, err := callCells(ctx, db, args)
 	if err != nil {
