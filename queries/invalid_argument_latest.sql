@@ -6,7 +6,9 @@
 -- a call with an INVALID_ARGUMENT copy can be one, so those calls (a few
 -- percent of the range) are found first and grouped by their identity (the
 -- sort key). calls_n is 0: invalid_argument_counts.sql counts the calls, and
--- the INVALID_ARGUMENT spikes add the two (invalid_argument_spikes.go).
+-- the INVALID_ARGUMENT spikes add the two (invalid_argument_spikes.go) for a
+-- baseline not read from the rollup; the range's count comes with its top
+-- arguments (invalid_argument_top_args.sql, the same calls).
 SELECT
   tool_name,
   @origin_s + intDiv(toInt64(t) - @origin_s, @step_s) * @step_s AS bucket_s,

@@ -2,11 +2,12 @@
 -- seconds from @origin_s, over the calls of [@count_lo_s, @count_hi_ms)
 -- (@count_hi_s is that bound's second, for the ts condition that prunes
 -- parts): the INVALID_ARGUMENT calls (kind 0, n; arg_key and arg_value
--- empty), and the argument key=value pairs they sent most (kind 1): the values that a bad schema or a renamed enum makes models
--- send (@bucket_rows rows a bucket: its count and at most @bucket_rows - 1
--- pairs). The INVALID_ARGUMENT spikes read both for their candidates at once:
--- as two statements, each scanned the range's raw calls, and with the
--- baseline and the definition changes the four shared 2 cores (BENCHMARKS.md,
+-- empty), then the argument key=value pairs they sent most (kind 1), the
+-- values that a bad schema or a renamed enum makes models send:
+-- @bucket_rows rows a bucket at most, its count and @bucket_rows - 1 pairs.
+-- The INVALID_ARGUMENT spikes read both for their candidates at once: as
+-- two statements each scanned the range's raw calls, and with the baseline
+-- and the definition changes the four shared 2 cores (BENCHMARKS.md,
 -- nineteenth round).
 -- A call ingested more than once counts once, as its latest ingest (the row
 -- FINAL keeps), without FINAL: only a call with an INVALID_ARGUMENT copy can
