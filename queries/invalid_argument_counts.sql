@@ -24,8 +24,10 @@
 --     share: a call ingested more than once counts once, without FINAL. Its
 --     INVALID_ARGUMENT rows count every copy of a call.
 --   - A call's copies share its cell, so each call is read from one side.
---     The raw side sets the folded cells aside on ts alone (PREWHERE), as
---     the spikes panel does.
+--     The raw side sets the folded cells aside on ts alone, in WHERE: 18.16
+--     runs it as fast as a PREWHERE, and 26.7 picks its own PREWHERE (with
+--     an explicit one, the statement took 26.7 0.8 s more over 7 days with
+--     nothing folded; BENCHMARKS.md, nineteenth round).
 -- Counting every row and subtracting the copies a later ingest replaced
 -- (overview.sql's method) hashed every call id of the range to find the
 -- copies: 1.1-1.2x slower on 18.16 at 10M calls (BENCHMARKS.md, fifteenth
@@ -53,12 +55,12 @@ SELECT
   toInt64(uniqExact(session_key, ts_ms, call_id)) AS calls_n,
   toInt64(countIf(category = 'INVALID_ARGUMENT')) AS invalid_n
 FROM calls
-PREWHERE NOT (toInt64(intDiv(toUInt32(ts), 300) * 300) >= @count_lo_s
+WHERE ts >= toDateTime(@count_lo_s, 'UTC') AND ts <= toDateTime(@count_hi_s, 'UTC')
+  AND ts_ms >= @count_lo_s * 1000 AND ts_ms < @count_hi_ms
+  AND NOT (toInt64(intDiv(toUInt32(ts), 300) * 300) >= @count_lo_s
     AND (toInt64(intDiv(toUInt32(ts), 300) * 300) + 300) * 1000 <= @count_hi_ms
     AND intDiv(toInt64(intDiv(toUInt32(ts), 300) * 300) - @origin_s, @step_s) = intDiv(toInt64(intDiv(toUInt32(ts), 300) * 300) + 299 - @origin_s, @step_s)
     AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
-WHERE ts >= toDateTime(@count_lo_s, 'UTC') AND ts <= toDateTime(@count_hi_s, 'UTC')
-  AND ts_ms >= @count_lo_s * 1000 AND ts_ms < @count_hi_ms
   AND (@tenant = '' OR tenant = @tenant)
   AND (@all_tenants = 1 OR has(@tenants, tenant))
   AND (@server = '' OR server = @server)
