@@ -377,10 +377,10 @@ func spikeCandidates(cells []spikeCell, b spikeBounds, o SpikeOptions) []string 
 }
 
 // addCells returns the cells added up per tool and bucket, in no order;
-// cells is left as it is. Unlike mergeCells it does not sort: over 7 days
-// of 1,820 tools (305,000 cells) the sort cost 0.2-0.5 s on chDB's side of
-// the endpoint (BENCHMARKS.md, nineteenth round), and findSpikes sorts
-// everything once anyway.
+// cells is left as it is. The counts are added up without sorting them:
+// over 7 days of 1,820 tools (305,000 cells) a sort cost 0.2-0.5 s of the
+// endpoint on chDB (BENCHMARKS.md, nineteenth round); findSpikes sorts what
+// is left once.
 func addCells(cells []spikeCell) []spikeCell {
 	type key struct {
 		tool   string
@@ -401,25 +401,6 @@ func addCells(cells []spikeCell) []spikeCell {
 	return out
 }
 
-// mergeCells returns the cells added up per tool and bucket, ordered by
-// tool and bucket; cells is left as it is.
-func mergeCells(cells []spikeCell) []spikeCell {
-	cells = slices.Clone(cells)
-	slices.SortFunc(cells, func(x, y spikeCell) int {
-		return cmp.Or(cmp.Compare(x.Tool, y.Tool), cmp.Compare(x.Bucket, y.Bucket))
-	})
-	merged := cells[:0]
-	for _, c := range cells {
-		if n := len(merged); n > 0 && merged[n-1].Tool == c.Tool && merged[n-1].Bucket == c.Bucket {
-			merged[n-1].Calls += c.Calls
-			merged[n-1].Invalid += c.Invalid
-			continue
-		}
-		merged = append(merged, c)
-	}
-	return merged
-}
-
 // findSpikes returns, ordered by tool and bucket, the buckets of the range
 // that spike against their baseline: cells holds the counts of the range and
 // of the baseline before it, a (tool, bucket) possibly in several cells,
@@ -430,7 +411,10 @@ func mergeCells(cells []spikeCell) []spikeCell {
 // (testdata/invalid_argument_spikes_final.sql): invalid × base_calls ≥
 // Ratio × base_invalid × calls, with 1 and 0 for an empty baseline.
 func findSpikes(cells []spikeCell, b spikeBounds, o SpikeOptions) []spikeRow {
-	merged := mergeCells(cells)
+	merged := addCells(cells)
+	slices.SortFunc(merged, func(x, y spikeCell) int {
+		return cmp.Or(cmp.Compare(x.Tool, y.Tool), cmp.Compare(x.Bucket, y.Bucket))
+	})
 	var out []spikeRow
 	for start := 0; start < len(merged); {
 		end := start + 1
