@@ -18,6 +18,8 @@ var (
 	foldRollupHourSQL string
 	//go:embed fold_rollup_hour_sums.sql
 	foldRollupHourSumsSQL string
+	//go:embed fold_copies_hour.sql
+	foldCopiesHourSQL string
 	//go:embed record_rollup_fold.sql
 	recordRollupFoldSQL string
 	//go:embed superseded_rollup_folds.sql
@@ -28,6 +30,8 @@ var (
 	dropRollupFoldRowsSQL string
 	//go:embed drop_rollup_fold_sums.sql
 	dropRollupFoldSumsSQL string
+	//go:embed drop_rollup_fold_copies.sql
+	dropRollupFoldCopiesSQL string
 )
 
 // RollupResult is what one RollupHours call did.
@@ -147,6 +151,9 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (bool,
 	if err := db.Exec(ctx, foldRollupHourSumsSQL, at...); err != nil {
 		return false, fmt.Errorf("sum rollup hour %s: %w", hour.Format(time.RFC3339), err)
 	}
+	if err := db.Exec(ctx, foldCopiesHourSQL, at...); err != nil {
+		return false, fmt.Errorf("list copied calls of hour %s: %w", hour.Format(time.RFC3339), err)
+	}
 	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", hour.Unix()), clickhouse.Named("to_s", hour.Unix()+3600)}, hour, 0)
 	if err != nil {
 		return false, err
@@ -195,7 +202,7 @@ func dropSuperseded(ctx context.Context, db DB, current []hourFold) (int, error)
 		return 0, nil
 	}
 	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: old}))
-	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL} {
+	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL} {
 		if err := db.Exec(ctx, q, at...); err != nil {
 			return 0, fmt.Errorf("delete superseded rollup folds: %w", err)
 		}

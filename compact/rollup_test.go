@@ -36,10 +36,13 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 }
 
 // foldedCells reads, per bucket of day, the counts of its hour's current
-// fold, and per hour its sums (calls_1h_folded, lines starting "1h"), and
-// what they must be: calls_5m's merged states for the rollup's counts, and
-// for the raw ones the distinct calls among inserted and those whose
-// latest ingest is INVALID_ARGUMENT, counted here.
+// fold, per hour its sums (calls_1h_folded, lines starting "1h") and its
+// copied call ids (calls_copies_folded, lines starting "copied"), and what
+// they must be: calls_5m's merged states for the rollup's counts, and for
+// the raw ones the distinct calls among inserted and those whose latest
+// ingest is INVALID_ARGUMENT, and the call ids inserted more than once,
+// counted here. Copies are what the fold saw: stop the merges of calls
+// before inserting them.
 func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
 	t.Helper()
 	type cell struct {
@@ -78,6 +81,30 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	}
 	current("calls_5m_folded", "bucket", "")
 	current("calls_1h_folded", "hour", "1h ")
+	var copied []struct {
+		Hour   int64  `ch:"hour_s"`
+		CallID uint64 `ch:"call_id"`
+	}
+	if err := e.DB.Select(context.Background(), &copied, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, call_id
+		FROM calls_copies_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range copied {
+		folded = append(folded, fmt.Sprintf("copied %d %d", c.Hour, c.CallID))
+	}
+	// The copied call ids: those inserted more than once in an hour of day.
+	rows := map[[2]int64]int{}
+	for _, c := range inserted {
+		if h := c.Time.Unix() / 3600 * 3600; h >= lo && h < hi {
+			rows[[2]int64{h, int64(c.CallID)}]++
+		}
+	}
+	for k, n := range rows {
+		if n > 1 {
+			want = append(want, fmt.Sprintf("copied %d %d", k[0], k[1]))
+		}
+	}
 	// The raw counts: each call's latest copy, by identity.
 	latest := map[[3]string]pipeline.Call{}
 	for _, c := range inserted {
@@ -141,7 +168,8 @@ func hoursOf(calls []pipeline.Call, now time.Time) []time.Time {
 // TestRollupHoursFoldsEachSettledHourOnce folds the complete hours of two
 // days, one of them holding a reclassified copy of every call: the folded
 // counts are the merged states' of each bucket, and the raw calls' as the
-// latest ingest of each call counts them. A second run folds nothing; a
+// latest ingest of each call counts them, and the copied call ids those of
+// the day inserted twice. A second run folds nothing; a
 // late insert into a folded hour waits for the settle time and is then
 // folded again, into a new fold that holds it, and the fold it supersedes
 // is deleted.
@@ -154,6 +182,10 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 	const span = 5 * 24 * time.Hour
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
+			// The copies stay unmerged, so that every fold records them.
+			if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
+				t.Fatal(err)
+			}
 			var inserted []pipeline.Call
 			insert := func(cs []pipeline.Call) {
 				e.Insert(t, cs)
@@ -191,9 +223,9 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 				t.Fatalf("second run: folded %v, unsettled %v, err %v; want nothing", res.Folded, res.Unsettled, err)
 			}
 
-			late := mixedCalls(d1.Add(5*time.Hour), 3, 9000, 3) // 05:00-05:14
+			late := mixedCalls(d2.Add(5*time.Hour), 3, 9000, 3) // 05:00-05:14, an hour with copies
 			insert(late)
-			lateHour := []time.Time{d1.Add(5 * time.Hour)}
+			lateHour := []time.Time{d2.Add(5 * time.Hour)}
 			now = time.Now()
 			res, err = compact.RollupHours(ctx, e.DB, now, span, time.Hour)
 			if err != nil || len(res.Folded) != 0 || !slices.Equal(res.Unsettled, lateHour) {
@@ -203,7 +235,7 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 			if err != nil || !slices.Equal(res.Folded, lateHour) || res.Superseded != 1 {
 				t.Fatalf("once settled: folded %v, %d superseded, err %v; want %v and its first fold superseded", res.Folded, res.Superseded, err, lateHour)
 			}
-			folded, want := foldedCells(t, e, d1, inserted)
+			folded, want := foldedCells(t, e, d2, inserted)
 			if !slices.Equal(folded, want) {
 				t.Errorf("after the late insert: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
@@ -214,15 +246,18 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 					Folds uint64 `ch:"folds_n"`
 					Rows  uint64 `ch:"rows_n"`
 					Sums  uint64 `ch:"sums_n"`
+					Stale uint64 `ch:"stale_n"`
 				}
-				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n, (SELECT uniqExact(hour, fold) FROM calls_1h_folded) AS sums_n"); err != nil {
+				if err := e.DB.Select(ctx, &n, `SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n,
+					(SELECT uniqExact(hour, fold) FROM calls_1h_folded) AS sums_n,
+					(SELECT count() FROM calls_copies_folded WHERE (hour, fold) NOT IN (SELECT hour, fold FROM calls_5m_folds)) AS stale_n`); err != nil {
 					t.Fatal(err)
 				}
-				if n[0].Folds == uint64(folds) && n[0].Rows == uint64(folds) && n[0].Sums == uint64(folds) {
+				if n[0].Folds == uint64(folds) && n[0].Rows == uint64(folds) && n[0].Sums == uint64(folds) && n[0].Stale == 0 {
 					break
 				}
 				if time.Since(start) > time.Minute {
-					t.Fatalf("%d fold records, rows of %d folds and sums of %d a minute after the refold; want %d of each", n[0].Folds, n[0].Rows, n[0].Sums, folds)
+					t.Fatalf("%d fold records, rows of %d folds, sums of %d and %d copied calls of no fold a minute after the refold; want %d of each and none", n[0].Folds, n[0].Rows, n[0].Sums, n[0].Stale, folds)
 				}
 			}
 		})
@@ -254,8 +289,9 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 }
 
 // TestRollupHoursCutShortIsNeverRead: a fold cut short (the server gone)
-// after its calls_5m_folded rows, or after its calls_1h_folded sums too,
-// but before its record, is never read; the next run folds the hour again.
+// after its calls_5m_folded rows, after its calls_1h_folded sums too, or
+// after its copied call ids too, but before its record, is never read; the
+// next run folds the hour again.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
 	hour := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Add(7 * time.Hour)
@@ -264,7 +300,8 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 		step  string // the error names the step cut
 	}{
 		{1, "sum rollup hour "},
-		{2, "record rollup fold of "},
+		{2, "list copied calls of hour "},
+		{3, "record rollup fold of "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {

@@ -12,8 +12,15 @@
 -- stale copies are found among the rows whose call_id occurs more than once,
 -- grouped by the sort key (FINAL's dedupe key) and ordered by ingested_ms.
 -- FINAL merges every row of the range in one thread on 18.16; this costs a
--- hash of call_id instead (BENCHMARKS.md). GLOBAL IN builds the set once:
--- with IN inside a subquery, 18.16 ran the set's query again for each level.
+-- hash of call_id instead (BENCHMARKS.md). The call ids that occur more than
+-- once are, for the hours with a current fold, those the fold recorded
+-- (calls_copies_folded: a call's copies share its hour), and for the other
+-- hours those the raw calls hold more than once: grouping every call id of
+-- a day took most of this query's time (BENCHMARKS.md, twentieth round). A
+-- folded hour's copied ids outside the range or the filters only add calls
+-- whose group is then left out or has no stale copy. GLOBAL IN builds the
+-- set once: with IN inside a subquery, 18.16 ran the set's query again for
+-- each level.
 -- Copies share tool and session key, so the tools and the distinct session
 -- keys need no correction. Relies on the daily partitions for the time
 -- filter and on the (tenant, server, tool) prefix of the sort key for the
@@ -67,6 +74,11 @@ FROM (
       AND (@tool = '' OR tool = @tool)
       AND call_id GLOBAL IN (
         SELECT call_id
+        FROM calls_copies_folded
+        WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+          AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
+        UNION ALL
+        SELECT call_id
         FROM calls
         WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
           AND ts_ms >= @from_ms AND ts_ms < @to_ms
@@ -74,6 +86,7 @@ FROM (
           AND (@all_tenants = 1 OR has(@tenants, tenant))
           AND (@server = '' OR server = @server)
           AND (@tool = '' OR tool = @tool)
+          AND toStartOfHour(ts) GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
         GROUP BY call_id
         HAVING count() > 1)
     GROUP BY tenant, server, tool, session_key, ts_ms, call_id

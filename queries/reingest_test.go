@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/queries"
@@ -120,7 +121,10 @@ func TestEveryAnalyticCountsAReplayedCallOnce(t *testing.T) {
 // traffic with a new classification (a rules change) and a later
 // IngestedMs. Before any merge, every analytic that reads the raw calls must
 // answer as it does once OPTIMIZE FINAL has dropped the replaced copies:
-// the latest ingest of a call wins. The rollup is left out: it counts a
+// the latest ingest of a call wins. So must they once the hours are folded
+// (the copied call ids read from the folds), and after a third ingest of the
+// first two hours' failed calls, whose folds it makes stale (those hours'
+// copies found among the raw calls, the others' in the folds). The rollup is left out: it counts a
 // reclassified call under both categories (schema/004_calls_5m.sql). The
 // spikes whose baseline comes from the rollup stay the same before and
 // after the merge (the rollup does not change), but their baseline is not
@@ -144,13 +148,56 @@ func TestEveryAnalyticKeepsTheLatestIngest(t *testing.T) {
 		c.IngestedMs++
 		replay = append(replay, c)
 	}
+	// A later reclassification of the calls of the range's first two
+	// hours, back to what they were, once the hours are folded.
+	var again []pipeline.Call
+	for _, c := range calls {
+		if c.Time.Before(f.From.Add(2*time.Hour)) && c.IsFailure == 1 {
+			c.IngestedMs += 2
+			again = append(again, c)
+		}
+	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
+			ctx := context.Background()
+			// The copies stay unmerged until OPTIMIZE, so that the folds
+			// record them.
+			if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
+				t.Fatal(err)
+			}
 			e.Insert(t, calls)
 			first := allAnswers(t, e.DB, f)
 			e.Insert(t, replay)
 			latest := allAnswers(t, e.DB, f)
-			if err := e.DB.Exec(context.Background(), "OPTIMIZE TABLE calls FINAL"); err != nil {
+			// Every hour folded: the readers take the copied call ids of
+			// the folds instead of grouping the raw call ids.
+			res, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(f.From)+48*time.Hour, 0)
+			if err != nil || len(res.Folded) < 4 {
+				t.Fatalf("fold: %v %v, want the range's hours folded", res, err)
+			}
+			var copied []struct {
+				N uint64 `ch:"n"`
+			}
+			if err := e.DB.Select(ctx, &copied, "SELECT count() AS n FROM calls_copies_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)"); err != nil {
+				t.Fatal(err)
+			}
+			if copied[0].N != uint64(len(replay)) {
+				t.Fatalf("%d copied calls in the current folds, want the %d replayed", copied[0].N, len(replay))
+			}
+			folded := allAnswers(t, e.DB, f)
+			for name := range latest {
+				if !reflect.DeepEqual(latest[name], folded[name]) {
+					t.Errorf("%s with the hours folded differs from before:\nbefore %+v\nfolded %+v", name, latest[name], folded[name])
+				}
+			}
+			// The first two hours' folds are no longer current: their
+			// copies come from the raw calls, the others' from the folds.
+			e.Insert(t, again)
+			latest = allAnswers(t, e.DB, f)
+			if err := e.DB.Exec(ctx, "SYSTEM START MERGES calls"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.DB.Exec(ctx, "OPTIMIZE TABLE calls FINAL"); err != nil {
 				t.Fatal(err)
 			}
 			merged := allAnswers(t, e.DB, f)

@@ -91,6 +91,7 @@ var tables = []table{
 	{"calls_5m_folded", "hour", true},
 	{"calls_1h_folded", "hour", true},
 	{"calls_5m_folds", "hour", true},
+	{"calls_copies_folded", "hour", false},
 }
 
 // Result is what one Apply did.
