@@ -43,29 +43,29 @@ FROM (
           CAST(tool AS String) AS tool_,
           arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, toUInt32(ts), CAST(category AS String), rpc_code, is_failure)))) AS stale
         FROM calls
+        PREWHERE call_id GLOBAL IN (
+          SELECT call_id
+          FROM calls_copies_folded
+          WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+            AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
+          UNION ALL
+          SELECT call_id
+          FROM calls
+          WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+            AND ts_ms >= @from_ms AND ts_ms < @to_ms
+            AND (@tenant = '' OR tenant = @tenant)
+            AND (@all_tenants = 1 OR has(@tenants, tenant))
+            AND (@server = '' OR server = @server)
+            AND (@tool = '' OR tool = @tool)
+            AND toStartOfHour(ts) GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
+          GROUP BY call_id
+          HAVING count() > 1)
         WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
           AND ts_ms >= @from_ms AND ts_ms < @to_ms
           AND (@tenant = '' OR tenant = @tenant)
           AND (@all_tenants = 1 OR has(@tenants, tenant))
           AND (@server = '' OR server = @server)
           AND (@tool = '' OR tool = @tool)
-          AND call_id GLOBAL IN (
-            SELECT call_id
-            FROM calls_copies_folded
-            WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
-              AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
-            UNION ALL
-            SELECT call_id
-            FROM calls
-            WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
-              AND ts_ms >= @from_ms AND ts_ms < @to_ms
-              AND (@tenant = '' OR tenant = @tenant)
-              AND (@all_tenants = 1 OR has(@tenants, tenant))
-              AND (@server = '' OR server = @server)
-              AND (@tool = '' OR tool = @tool)
-              AND toStartOfHour(ts) GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
-            GROUP BY call_id
-            HAVING count() > 1)
         GROUP BY tenant, server, tool, session_key, ts_ms, call_id
       )
       ARRAY JOIN stale AS s
