@@ -40,8 +40,8 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 // copied call ids (calls_copies_folded, lines starting "copied"), and what
 // they must be: calls_5m's merged states for the rollup's counts, and for
 // the raw ones the distinct calls among inserted and those whose latest
-// ingest is INVALID_ARGUMENT, and the call ids inserted more than once,
-// counted here. Copies are what the fold saw: stop the merges of calls
+// ingest is INVALID_ARGUMENT, and the call ids inserted more than once and
+// the mark 0, counted here. Copies are what the fold saw: stop the merges of calls
 // before inserting them.
 func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
 	t.Helper()
@@ -93,11 +93,13 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, c := range copied {
 		folded = append(folded, fmt.Sprintf("copied %d %d", c.Hour, c.CallID))
 	}
-	// The copied call ids: those inserted more than once in an hour of day.
+	// The copied call ids: those inserted more than once in an hour of day,
+	// and 0, the mark of a fold that lists them, in every hour with calls.
 	rows := map[[2]int64]int{}
 	for _, c := range inserted {
 		if h := c.Time.Unix() / 3600 * 3600; h >= lo && h < hi {
 			rows[[2]int64{h, int64(c.CallID)}]++
+			rows[[2]int64{h, 0}] = 2
 		}
 	}
 	for k, n := range rows {

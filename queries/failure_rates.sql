@@ -57,7 +57,11 @@ FROM (
             AND (@all_tenants = 1 OR has(@tenants, tenant))
             AND (@server = '' OR server = @server)
             AND (@tool = '' OR tool = @tool)
-            AND toStartOfHour(ts) GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
+            AND toStartOfHour(ts) GLOBAL NOT IN (
+              SELECT hour
+              FROM calls_copies_folded
+              WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+                AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')))
           GROUP BY call_id
           HAVING count() > 1)
         WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')

@@ -13,10 +13,11 @@
 -- grouped by the sort key (FINAL's dedupe key) and ordered by ingested_ms.
 -- FINAL merges every row of the range in one thread on 18.16; this costs a
 -- hash of call_id instead (BENCHMARKS.md). The call ids that occur more than
--- once are, for the hours with a current fold, those the fold recorded
--- (calls_copies_folded: a call's copies share its hour), and for the other
--- hours those the raw calls hold more than once: grouping every call id of
--- a day took most of this query's time (BENCHMARKS.md, twentieth round). A
+-- once are, for the hours whose current fold lists its copies, those the
+-- fold recorded (calls_copies_folded: a call's copies share its hour; a fold
+-- made before that table lists none), and for the other hours those the raw
+-- calls hold more than once: grouping every call id of a day took most of
+-- this query's time (BENCHMARKS.md, twentieth round). A
 -- folded hour's copied ids outside the range or the filters only add calls
 -- whose group is then left out or has no stale copy. The set is a
 -- PREWHERE: the other columns are read only from the granules that hold a
@@ -82,7 +83,11 @@ FROM (
         AND (@all_tenants = 1 OR has(@tenants, tenant))
         AND (@server = '' OR server = @server)
         AND (@tool = '' OR tool = @tool)
-        AND toStartOfHour(ts) GLOBAL NOT IN (SELECT hour FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
+        AND toStartOfHour(ts) GLOBAL NOT IN (
+          SELECT hour
+          FROM calls_copies_folded
+          WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+            AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')))
       GROUP BY call_id
       HAVING count() > 1)
     WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')

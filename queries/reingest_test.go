@@ -122,9 +122,11 @@ func TestEveryAnalyticCountsAReplayedCallOnce(t *testing.T) {
 // IngestedMs. Before any merge, every analytic that reads the raw calls must
 // answer as it does once OPTIMIZE FINAL has dropped the replaced copies:
 // the latest ingest of a call wins. So must they once the hours are folded
-// (the copied call ids read from the folds), and after a third ingest of the
+// (the copied call ids read from the folds), after a third ingest of the
 // first two hours' failed calls, whose folds it makes stale (those hours'
-// copies found among the raw calls, the others' in the folds). The rollup is left out: it counts a
+// copies found among the raw calls, the others' in the folds), and then
+// with folds that list no copies, as those made before calls_copies_folded
+// existed (every hour's copies found among the raw calls). The rollup is left out: it counts a
 // reclassified call under both categories (schema/004_calls_5m.sql). The
 // spikes whose baseline comes from the rollup stay the same before and
 // after the merge (the rollup does not change), but their baseline is not
@@ -176,13 +178,14 @@ func TestEveryAnalyticKeepsTheLatestIngest(t *testing.T) {
 				t.Fatalf("fold: %v %v, want the range's hours folded", res, err)
 			}
 			var copied []struct {
-				N uint64 `ch:"n"`
+				N     uint64 `ch:"n"`
+				Marks uint64 `ch:"marks"`
 			}
-			if err := e.DB.Select(ctx, &copied, "SELECT count() AS n FROM calls_copies_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)"); err != nil {
+			if err := e.DB.Select(ctx, &copied, "SELECT countIf(call_id != 0) AS n, countIf(call_id = 0) AS marks FROM calls_copies_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)"); err != nil {
 				t.Fatal(err)
 			}
-			if copied[0].N != uint64(len(replay)) {
-				t.Fatalf("%d copied calls in the current folds, want the %d replayed", copied[0].N, len(replay))
+			if copied[0].N != uint64(len(replay)) || copied[0].Marks != uint64(len(res.Folded)) {
+				t.Fatalf("%d copied calls and %d marks in the current folds, want the %d replayed and one a fold", copied[0].N, copied[0].Marks, len(replay))
 			}
 			folded := allAnswers(t, e.DB, f)
 			for name := range latest {
@@ -194,6 +197,17 @@ func TestEveryAnalyticKeepsTheLatestIngest(t *testing.T) {
 			// copies come from the raw calls, the others' from the folds.
 			e.Insert(t, again)
 			latest = allAnswers(t, e.DB, f)
+			// Folds that list no copies, as those made before
+			// calls_copies_folded existed: their hours are searched raw.
+			if err := e.DB.Exec(ctx, "TRUNCATE TABLE calls_copies_folded"); err != nil {
+				t.Fatal(err)
+			}
+			unlisted := allAnswers(t, e.DB, f)
+			for name := range latest {
+				if !reflect.DeepEqual(latest[name], unlisted[name]) {
+					t.Errorf("%s with folds that list no copies differs from before:\nbefore %+v\n   now %+v", name, latest[name], unlisted[name])
+				}
+			}
 			if err := e.DB.Exec(ctx, "SYSTEM START MERGES calls"); err != nil {
 				t.Fatal(err)
 			}
