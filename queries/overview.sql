@@ -17,11 +17,11 @@
 -- fold recorded (calls_copies_folded: a call's copies share its hour; a fold
 -- made before that table lists none), and for the other hours those the raw
 -- calls hold more than once: grouping every call id of a day took most of
--- this query's time (BENCHMARKS.md, twentieth round). A
--- folded hour's copied ids outside the range or the filters only add calls
--- whose group is then left out or has no stale copy. The set is a
--- PREWHERE: the other columns are read only from the granules that hold a
--- copy (half the bytes with 1 % of the calls copied, none without copies).
+-- this query's time (BENCHMARKS.md, twentieth round). A folded hour's
+-- copied ids outside the range or the filters only add calls whose group is
+-- then left out or has no stale copy. The set is a PREWHERE: the other
+-- columns are read only from the granules that hold a copy (half the bytes
+-- with 1 % of the calls copied, none without copies).
 -- GLOBAL IN builds the set once: with IN inside a subquery, 18.16 ran the
 -- set's query again for each level.
 -- Copies share tool and session key, so the tools and the distinct session
