@@ -41,7 +41,8 @@ type RollupResult struct {
 	// during the fold.
 	Folded, Unsettled []time.Time
 	// Superseded is how many earlier folds of the hours folded were made
-	// at an insert count that has passed; their rows and records are being
+	// at an insert count that has passed, or at the same count before the
+	// folds listed their hour's copies; their rows and records are being
 	// deleted (mutations the server finishes in the background).
 	Superseded int
 	Took       time.Duration
@@ -49,21 +50,25 @@ type RollupResult struct {
 
 // RollupHours folds each complete UTC hour of the span before now's hour
 // whose calls changed since its latest fold into plain counts per tenant,
-// server, tool and 5-minute bucket (calls_5m_folded), and their sums per
-// hour (calls_1h_folded, for readers whose buckets are whole hours):
+// server, tool and 5-minute bucket (calls_5m_folded), their sums per hour
+// (calls_1h_folded, for readers whose buckets are whole hours), and the
+// list of the call ids it stores more than once (calls_copies_folded):
 // readers of a long baseline add those up instead of merging seven days of
-// uniqExact states, and the spikes panel its range's distinct calls and
-// latest INVALID_ARGUMENT ingests instead of grouping the raw calls
-// (schema/013_calls_5m_folded.sql, 016_calls_1h_folded.sql). An hour is
-// folded when calls brought rows to it since the migration that counts
-// them (calls_hour_inserts), its insert count has no fold yet, and its
-// last insert, by the server's clock, is at least settle before now
-// (settle covers the clocks' skew too); a fold whose hour took an insert
-// while it ran is not recorded and is made again by a later run. It is idempotent: a second run with
-// nothing inserted folds nothing. Readers ignore any fold whose insert
-// count is no longer the hour's, so a late insert into a folded hour sends
-// them back to calls_5m and the raw calls until the hour is folded again.
-// It needs a single server, as Days does.
+// uniqExact states, the spikes panel its range's distinct calls and latest
+// INVALID_ARGUMENT ingests instead of grouping the raw calls, and the
+// readers that set re-ingested copies aside look their call ids up instead
+// of grouping every call id of the hour (schema/013_calls_5m_folded.sql,
+// 016_calls_1h_folded.sql, 017_calls_copies_folded.sql). An hour is folded
+// when calls brought rows to it since the migration that counts them
+// (calls_hour_inserts), its insert count has no fold yet (or only one made
+// before the folds listed their hour's copies), and its last insert, by
+// the server's clock, is at least settle before now (settle covers the
+// clocks' skew too); a fold whose hour took an insert while it ran is not
+// recorded and is made again by a later run. It is idempotent: a second
+// run with nothing inserted folds nothing. Readers ignore any fold whose
+// insert count is no longer the hour's, so a late insert into a folded hour
+// sends them back to calls_5m and the raw calls until the hour is folded
+// again. It needs a single server, as Days does.
 func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Duration) (RollupResult, error) {
 	start := time.Now()
 	var res RollupResult
@@ -85,7 +90,7 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 	for _, m := range made {
 		folded[m] = true
 	}
-	var current []hourFold // the hours folded now, at their counts
+	var current []madeFold // the hours folded now
 	for _, c := range counts {
 		if folded[hourFold{c.Hour, c.Inserts}] {
 			continue
@@ -95,7 +100,7 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 			res.Unsettled = append(res.Unsettled, hour)
 			continue
 		}
-		ok, err := foldHour(ctx, db, hour, c.Inserts)
+		fold, ok, err := foldHour(ctx, db, hour, c.Inserts)
 		if err != nil {
 			return res, err
 		}
@@ -104,7 +109,7 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 			continue
 		}
 		res.Folded = append(res.Folded, hour)
-		current = append(current, hourFold{c.Hour, c.Inserts})
+		current = append(current, madeFold{hourFold{c.Hour, c.Inserts}, fold})
 	}
 	n, err := dropSuperseded(ctx, db, current)
 	if err != nil {
@@ -120,6 +125,12 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 type hourFold struct {
 	Hour    int64  `ch:"hour_s"`
 	Inserts uint64 `ch:"inserts"`
+}
+
+// madeFold is a fold just recorded: its hour, count and fold id.
+type madeFold struct {
+	hourFold
+	Fold uint64
 }
 
 // hourCount is one row of rollup_hour_inserts.sql.
@@ -140,47 +151,49 @@ func hourInserts(ctx context.Context, db DB, window []any, now time.Time, settle
 
 // foldHour folds one hour counted at inserts, its calls_5m states and its
 // raw calls, and records the fold, unless the hour's count moved while it
-// ran; it reports whether it recorded it. A fold cut short is never
-// recorded, so readers never see its rows.
-func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (bool, error) {
+// ran; it returns the fold id and whether it recorded it. A fold cut short
+// is never recorded, so readers never see its rows.
+func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint64, bool, error) {
 	fold := uint64(time.Now().UnixNano())
 	at := []any{clickhouse.Named("hour_s", hour.Unix()), clickhouse.Named("fold", fold)}
 	if err := db.Exec(ctx, foldRollupHourSQL, at...); err != nil {
-		return false, fmt.Errorf("fold rollup hour %s: %w", hour.Format(time.RFC3339), err)
+		return 0, false, fmt.Errorf("fold rollup hour %s: %w", hour.Format(time.RFC3339), err)
 	}
 	if err := db.Exec(ctx, foldRollupHourSumsSQL, at...); err != nil {
-		return false, fmt.Errorf("sum rollup hour %s: %w", hour.Format(time.RFC3339), err)
+		return 0, false, fmt.Errorf("sum rollup hour %s: %w", hour.Format(time.RFC3339), err)
 	}
 	if err := db.Exec(ctx, foldCopiesHourSQL, at...); err != nil {
-		return false, fmt.Errorf("list copied calls of hour %s: %w", hour.Format(time.RFC3339), err)
+		return 0, false, fmt.Errorf("list copied calls of hour %s: %w", hour.Format(time.RFC3339), err)
 	}
 	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", hour.Unix()), clickhouse.Named("to_s", hour.Unix()+3600)}, hour, 0)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	if len(after) != 1 || after[0].Inserts != inserts {
-		return false, nil
+		return 0, false, nil
 	}
 	if err := db.Exec(ctx, recordRollupFoldSQL, append(at, clickhouse.Named("inserts", inserts))...); err != nil {
-		return false, fmt.Errorf("record rollup fold of %s: %w", hour.Format(time.RFC3339), err)
+		return 0, false, fmt.Errorf("record rollup fold of %s: %w", hour.Format(time.RFC3339), err)
 	}
-	return true, nil
+	return fold, true, nil
 }
 
 // dropSuperseded deletes the rows and records of the folds of the hours
-// just folded (current, each at the count its new fold was made at) whose
-// count is another, in one mutation a table, and returns how many there
-// were. Only those: a fold at the same count may be another process's,
-// still being written. Rows of a fold cut short before its record stay;
+// just folded (current, each with the count and id of its new fold) whose
+// count is another, or which are older at the same count (a fold made
+// before the folds listed their hour's copies, folded again), in one
+// mutation a table, and returns how many there were. Only those: a newer
+// fold at the same count is another process's, and an unrecorded one may
+// still be being written. Rows of a fold cut short before its record stay;
 // readers never take them.
-func dropSuperseded(ctx context.Context, db DB, current []hourFold) (int, error) {
+func dropSuperseded(ctx context.Context, db DB, current []madeFold) (int, error) {
 	if len(current) == 0 {
 		return 0, nil
 	}
-	count := map[int64]uint64{}
+	made := map[int64]madeFold{}
 	hours := make([]any, len(current))
 	for i, c := range current {
-		count[c.Hour] = c.Inserts
+		made[c.Hour] = c
 		hours[i] = c.Hour
 	}
 	at := []any{clickhouse.Named("hours", clickhouse.GroupSet{Value: hours})}
@@ -194,7 +207,7 @@ func dropSuperseded(ctx context.Context, db DB, current []hourFold) (int, error)
 	}
 	var old []any
 	for _, f := range all {
-		if f.Inserts != count[f.Hour] {
+		if m := made[f.Hour]; f.Inserts != m.Inserts || f.Fold < m.Fold {
 			old = append(old, f.Fold)
 		}
 	}

@@ -266,6 +266,60 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 	}
 }
 
+// TestRollupHoursFoldsAgainWhatListsNoCopies: folds made before the folds
+// listed their hour's copies (calls_copies_folded emptied, as it is after
+// the upgrade that adds it) are made again at the same insert count by the
+// next run, which then lists the copies and deletes the older folds; a run
+// after that folds nothing.
+func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
+				t.Fatal(err)
+			}
+			calls := mixedCalls(day, 60, 1, 1)
+			again := mixedCalls(day, 60, 1, 2)[:20] // copies in the first hours
+			e.Insert(t, calls)
+			e.Insert(t, again)
+			inserted := append(calls, again...)
+			hours := hoursOf(inserted, time.Now())
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, hours) {
+				t.Fatalf("first run: %v %v, want %v folded", res, err, hours)
+			}
+			if err := e.DB.Exec(ctx, "TRUNCATE TABLE calls_copies_folded"); err != nil {
+				t.Fatal(err)
+			}
+			res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+			if err != nil || !slices.Equal(res.Folded, hours) || res.Superseded != len(hours) {
+				t.Fatalf("after the lists were emptied: %v %v, want %v folded again and their %d first folds superseded", res, err, hours, len(hours))
+			}
+			if folded, want := foldedCells(t, e, day, inserted); !slices.Equal(folded, want) {
+				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+			}
+			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+				var n []struct {
+					Folds uint64 `ch:"folds_n"`
+					Rows  uint64 `ch:"rows_n"`
+				}
+				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n"); err != nil {
+					t.Fatal(err)
+				}
+				if n[0].Folds == uint64(len(hours)) && n[0].Rows == uint64(len(hours)) {
+					break
+				}
+				if time.Since(start) > time.Minute {
+					t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want %d of each", n[0].Folds, n[0].Rows, len(hours))
+				}
+			}
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
+				t.Fatalf("third run: %v %v, want nothing folded", res, err)
+			}
+		})
+	}
+}
+
 func TestRollupHoursNamesWhatFailed(t *testing.T) {
 	_, err := compact.RollupHours(context.Background(), failingDB{}, time.Now(), 3*time.Hour, 0)
 	if err == nil || !strings.Contains(err.Error(), "count rollup inserts: server gone") {
