@@ -136,6 +136,12 @@ func DecodeCapture(line []byte, opts *DecodeOptions) (Call, classify.Input, erro
 	if err := d.line(); err != nil {
 		return Call{}, classify.Input{}, err
 	}
+	return d.finish(opts)
+}
+
+// finish applies the line-level rules to the decoded fields and builds the
+// Call and the Input.
+func (d *capDecoder) finish(opts *DecodeOptions) (Call, classify.Input, error) {
 	if err := d.check(); err != nil {
 		return Call{}, classify.Input{}, err
 	}
@@ -290,9 +296,7 @@ func (d *capDecoder) fail(format string, args ...any) {
 // line decodes the top-level object.
 func (d *capDecoder) line() error {
 	s := &d.s
-	d.arena, d.iarena, d.texts, d.rawBytes = d.arena[:0], d.iarena[:0], d.texts[:0], 0
-	d.duration = -1
-	d.resp = noResponse()
+	d.reset()
 	s.ws()
 	if c := s.peek(); c != '{' {
 		if k := kindName(c); k != "" {
@@ -349,6 +353,13 @@ func (d *capDecoder) line() error {
 		return s.unexpected("want end of line after the object")
 	}
 	return nil
+}
+
+// reset empties the arenas and sets every field to absent.
+func (d *capDecoder) reset() {
+	d.arena, d.iarena, d.texts, d.rawBytes = d.arena[:0], d.iarena[:0], d.texts[:0], 0
+	d.duration = -1
+	d.resp = noResponse()
 }
 
 // stringField reads a string (decoded into arena) or null (absent); other
@@ -417,6 +428,13 @@ func (d *capDecoder) timeField() error {
 	if err != nil {
 		return err
 	}
+	d.setTime(v)
+	return nil
+}
+
+// setTime sets the call's time from its RFC 3339 text, or records the
+// line's error.
+func (d *capDecoder) setTime(v []byte) {
 	ms, ok := parseRFC3339Millis(v)
 	switch {
 	case !ok:
@@ -426,7 +444,6 @@ func (d *capDecoder) timeField() error {
 	default:
 		d.hasTime, d.timeMs = true, ms
 	}
-	return nil
 }
 
 // maxTimeMs is 2106-01-01T00:00:00Z: the calls table stores DateTime, which

@@ -134,6 +134,7 @@ type traceDecoder struct {
 	seen     []string // keys already counted as too large in the current span
 	buf      []byte
 	opts     *DecodeOptions // p.Decode with Now fixed to now; set by the first build
+	lim      decodeLimits   // opts.limits()
 	views    pdataViews
 	view     spanView
 	// borrowed: the facts' strings alias the request body (the wire
@@ -1054,11 +1055,13 @@ func b2i(b bool) int8 {
 	return 0
 }
 
-// build turns facts into a classified Call. It writes a capture line and
-// decodes it with DecodeCapture, so that arguments, results, messages,
-// redaction and the call id are exactly those of the capture path. When id
-// is set the row takes that identity (sort key and call id) and a later
-// version, so that it replaces the row stored under it.
+// build turns facts into a classified Call. It decodes them as
+// DecodeCapture decodes their capture line (decodeFacts), so that
+// arguments, results, messages, redaction and the call id are exactly
+// those of the capture path; a span it rejects leaves that line in d.buf
+// for the dead letter. When id is set the row takes that identity (sort
+// key and call id) and a later version, so that it replaces the row stored
+// under it.
 func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 	if id != nil {
 		g := *f
@@ -1068,21 +1071,10 @@ func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 	if d.buf == nil {
 		d.buf = make([]byte, 0, 2048) // most lines fit; one buffer per request
 	}
-	line := d.line(f)
-	if d.opts == nil {
-		// The options of every line of the request, made once: a Now that
-		// returns the request's time does not escape per call.
-		opts := d.p.Decode
-		if opts.Now == nil {
-			now := d.now
-			opts.Now = func() time.Time { return now }
-		}
-		d.opts = &opts
-	}
-	opts := *d.opts
-	opts.MaxLineBytes = max(opts.MaxLineBytes, len(line))
-	c, in, err := DecodeCapture(line, &opts)
+	opts := d.options() // sets d.lim
+	c, in, err := decodeFacts(f, opts, d.lim, &d.buf)
 	if err != nil {
+		d.line(f)
 		return Call{}, err
 	}
 	c.Source = sourceOTLP
@@ -1126,6 +1118,21 @@ func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 		d.p.Tools.Check(&c, &in)
 	}
 	return c, nil
+}
+
+// options returns the decode options of every call of the request, made
+// once (with d.lim): a Now that returns the request's time does not escape
+// per call.
+func (d *traceDecoder) options() *DecodeOptions {
+	if d.opts == nil {
+		opts := d.p.Decode
+		if opts.Now == nil {
+			now := d.now
+			opts.Now = func() time.Time { return now }
+		}
+		d.opts, d.lim = &opts, opts.limits()
+	}
+	return d.opts
 }
 
 // line writes the capture line of f into d.buf.
@@ -1180,31 +1187,40 @@ func (d *traceDecoder) line(f *spanFacts) []byte {
 		b = append(b, f.result...)
 		b = append(b, '}')
 	default:
-		b = append(b, `,"response":{"result":{`...)
-		if f.isError >= 0 {
-			b = append(b, `"isError":`...)
-			b = strconv.AppendBool(b, f.isError == 1)
-		}
-		if len(f.texts) > 0 {
-			if f.isError >= 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `"content":[`...)
-			for i, t := range f.texts {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, `{"type":"text","text":`...)
-				b = appendJSONString(b, t)
-				b = append(b, '}')
-			}
-			b = append(b, ']')
-		}
-		b = append(b, `}}`...)
+		b = append(b, `,"response":{"result":`...)
+		b = appendFlagsResult(b, f)
+		b = append(b, '}')
 	}
 	b = append(b, '}')
 	d.buf = b
 	return b
+}
+
+// appendFlagsResult appends the CallToolResult that f's flags and texts
+// stand for when the span carried no result: its isError when known and
+// its texts as text blocks.
+func appendFlagsResult(b []byte, f *spanFacts) []byte {
+	b = append(b, '{')
+	if f.isError >= 0 {
+		b = append(b, `"isError":`...)
+		b = strconv.AppendBool(b, f.isError == 1)
+	}
+	if len(f.texts) > 0 {
+		if f.isError >= 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"content":[`...)
+		for i, t := range f.texts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"text","text":`...)
+			b = appendJSONString(b, t)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 // appendTimeMillis appends time.UnixMilli(ms).UTC() in the layout
