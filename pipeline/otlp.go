@@ -1058,10 +1058,9 @@ func b2i(b bool) int8 {
 // build turns facts into a classified Call. It decodes them as
 // DecodeCapture decodes their capture line (decodeFacts), so that
 // arguments, results, messages, redaction and the call id are exactly
-// those of the capture path; a span it rejects leaves that line in d.buf
-// for the dead letter. When id is set the row takes that identity (sort
-// key and call id) and a later version, so that it replaces the row stored
-// under it.
+// those of the capture path. When id is set the row takes that identity
+// (sort key and call id) and a later version, so that it replaces the row
+// stored under it.
 func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 	if id != nil {
 		g := *f
@@ -1074,7 +1073,6 @@ func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 	opts := d.options() // sets d.lim
 	c, in, err := decodeFacts(f, opts, d.lim, &d.buf)
 	if err != nil {
-		d.line(f)
 		return Call{}, err
 	}
 	c.Source = sourceOTLP

@@ -48,8 +48,9 @@ func (p *Processor) Traces(td ptrace.Traces, cfg OTLPConfig, now time.Time) (cal
 	return calls, dead, st.rejected, st.message(d.cfg)
 }
 
-// rejectFacts rejects a call whose capture line DecodeCapture refused
-// (arguments nested too deep, for example).
+// rejectFacts rejects a call that build refused (arguments nested too
+// deep, for example); the dead letter holds f's capture line. A row can be
+// refused long after it was built (admit), so the line is written here.
 func (d *traceDecoder) rejectFacts(st *tracesStats, dead *[]DeadLetter, f *spanFacts, err error) {
 	st.rejected++
 	st.reasons["bad_span"]++
@@ -61,8 +62,9 @@ func (d *traceDecoder) rejectFacts(st *tracesStats, dead *[]DeadLetter, f *spanF
 	if d.borrowed {
 		tenant = strings.Clone(tenant)
 	}
+	line := d.line(f)
 	*dead = append(*dead, DeadLetter{Received: d.now, Tenant: tenant, Source: sourceOTLP, Line: uint32(f.index),
-		Reason: reason, Payload: string(d.buf[:utf8Cut(d.buf, MaxDeadLetterPayload)])})
+		Reason: reason, Payload: string(line[:utf8Cut(line, MaxDeadLetterPayload)])})
 }
 
 // message is the partial-success message: the first rejection and any

@@ -703,6 +703,50 @@ func TestOTLPLimits(t *testing.T) {
 	}
 }
 
+// TestOTLPDeadLetterHoldsTheRejectedSpan checks that a span rejected
+// when its row is built gets a dead letter with its own capture line, also
+// when other spans of the request were built after it: spans with a
+// parent are built before the pairer decides, and rejected by it.
+func TestOTLPDeadLetterHoldsTheRejectedSpan(t *testing.T) {
+	deep := `{"q":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`
+	span := func(id byte, reqID, args string) testSpan {
+		return testSpan{name: "tools/call a", kind: ptrace.SpanKindServer, trace: id, span: id, parent: 100 + id, attrs: map[string]any{
+			"mcp.method.name": "tools/call", "jsonrpc.request.id": reqID, "mcp.session.id": "s1", "gen_ai.tool.call.arguments": args}}
+	}
+	for _, spans := range [][]testSpan{
+		{span(1, "bad-1", deep), span(2, "ok-2", `{"q":"x"}`)},
+		{span(1, "ok-1", `{"q":"x"}`), span(2, "bad-2", deep)},
+		{span(1, "bad-1", deep)},
+	} {
+		bad := ""
+		for _, sp := range spans {
+			if id := sp.attrs["jsonrpc.request.id"].(string); strings.HasPrefix(id, "bad") {
+				bad = id
+			}
+		}
+		for _, root := range []bool{false, true} {
+			if root {
+				for i := range spans {
+					spans[i].parent = 0
+				}
+			}
+			r := newOTLPRig(t, OTLPConfig{}, 100)
+			rejected, msg, err := r.o.Consume(tracesOf(spans...))
+			if err != nil || rejected != 1 || !strings.Contains(msg, "JSON nesting deeper than 64") {
+				t.Fatalf("%s, root %v: %d rejected (%s), %v", bad, root, rejected, msg, err)
+			}
+			calls := r.drain(t)
+			if len(calls) != len(spans)-1 || len(r.ins.dead) != 1 {
+				t.Fatalf("%s, root %v: %d calls, dead letters %+v", bad, root, len(calls), r.ins.dead)
+			}
+			dl := r.ins.dead[0]
+			if !strings.Contains(dl.Payload, `"id":"`+bad+`"`) || !strings.Contains(dl.Payload, deep) || !strings.Contains(dl.Reason, "nesting") {
+				t.Errorf("%s, root %v: dead letter %q: %s", bad, root, dl.Reason, dl.Payload)
+			}
+		}
+	}
+}
+
 // TestOTLPGRPC exports over a loopback gRPC connection with pdata's client.
 func TestOTLPGRPC(t *testing.T) {
 	for _, tc := range []struct {
