@@ -50,6 +50,10 @@ func allAnswers(t *testing.T, db queries.DB, f queries.Filter) map[string]any {
 	check("failure-rates-rollup", v2, err)
 	v3, err := queries.EmptyResults(ctx, db, f, queries.EmptyResultsOptions{Limit: 1000})
 	check("empty-results", v3, err)
+	// The same over a range whose edges cut hours: their re-ingested
+	// copies are looked up in their hours' folds too.
+	v12, err := queries.EmptyResults(ctx, db, offGrid(f), queries.EmptyResultsOptions{Limit: 1000})
+	check("empty-results-off-grid", v12, err)
 	v4, err := queries.InvalidArgumentSpikes(ctx, db, f, queries.SpikeOptions{MinCalls: 2})
 	check("spikes", v4, err)
 	// The same with a baseline before the range, read from the rollup, and
@@ -69,6 +73,13 @@ func allAnswers(t *testing.T, db queries.DB, f queries.Filter) map[string]any {
 	v9, err := queries.Misclassifications(ctx, db, f, time.Minute, 1)
 	check("misclassifications", v9, err)
 	return out
+}
+
+// offGrid is the part of f (an hour-aligned range of 4 hours or more)
+// from 17 minutes into its first hour to 37 minutes into its third: off
+// the hour grid and the second, and cutting hours that hold calls.
+func offGrid(f queries.Filter) queries.Filter {
+	return queries.Filter{From: f.From.Add(17*time.Minute + 250*time.Millisecond), To: f.From.Add(2*time.Hour + 37*time.Minute + 1*time.Millisecond)}
 }
 
 // TestEveryAnalyticCountsAReplayedCallOnce ingests realistic traffic, then
