@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mcplens/mcplens/pipeline/classify"
@@ -132,24 +133,19 @@ func (d *capDecoder) present(arena *[]byte, v string) span {
 
 // appendDecoded appends s as the decoder reads it back from the JSON
 // string that appendJSONString writes: unchanged, except that each byte
-// of invalid UTF-8 becomes U+FFFD (as appendUnescaped does).
+// of invalid UTF-8 becomes U+FFFD. appendUnescaped does that replacement;
+// it would read a backslash as an escape, so s goes to it in the pieces
+// between its backslashes (a backslash is never part of a UTF-8 sequence).
 func appendDecoded(dst []byte, s string) []byte {
 	if utf8.ValidString(s) {
 		return append(dst, s...)
 	}
-	start := 0
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			i++
-			continue
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			return appendUnescaped(dst, stringBytes(s))
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\uFFFD"...)
-			start = i + 1
-		}
-		i += size
+		dst = append(appendUnescaped(dst, stringBytes(s[:i])), '\\')
+		s = s[i+1:]
 	}
-	return append(dst, s[start:]...)
 }

@@ -88,7 +88,7 @@ func TestDecodeFactsIsTheCaptureLine(t *testing.T) {
 	text := func(v string) string { return `{"content":[{"type":"text","text":` + v + `}]}` }
 	odd := []func(f *spanFacts){
 		func(f *spanFacts) {
-			f.tenant, f.server, f.tool = "t\xffe", "s\xc3", "tool\x80\x80"
+			f.tenant, f.server, f.tool = "t\xffe", "s\xc3\\", "tool\x80\\\x80\\u00e9"
 			f.session, f.client, f.proto, f.reqID = "s\xfe", "\xe2\x82", "2025\xff", "id\xff"
 		},
 		func(f *spanFacts) { f.timeMs = -1 },
