@@ -156,14 +156,14 @@ func hourInserts(ctx context.Context, db DB, window []any, now time.Time, settle
 func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint64, bool, error) {
 	fold := uint64(time.Now().UnixNano())
 	at := []any{clickhouse.Named("hour_s", hour.Unix()), clickhouse.Named("fold", fold)}
-	if err := db.Exec(ctx, foldRollupHourSQL, at...); err != nil {
-		return 0, false, fmt.Errorf("fold rollup hour %s: %w", hour.Format(time.RFC3339), err)
-	}
-	if err := db.Exec(ctx, foldRollupHourSumsSQL, at...); err != nil {
-		return 0, false, fmt.Errorf("sum rollup hour %s: %w", hour.Format(time.RFC3339), err)
-	}
-	if err := db.Exec(ctx, foldCopiesHourSQL, at...); err != nil {
-		return 0, false, fmt.Errorf("list copied calls of hour %s: %w", hour.Format(time.RFC3339), err)
+	for _, step := range [...]struct{ q, what string }{
+		{foldRollupHourSQL, "fold rollup hour"},
+		{foldRollupHourSumsSQL, "sum rollup hour"},
+		{foldCopiesHourSQL, "list copied calls of hour"},
+	} {
+		if err := db.Exec(ctx, step.q, at...); err != nil {
+			return 0, false, fmt.Errorf("%s %s: %w", step.what, hour.Format(time.RFC3339), err)
+		}
 	}
 	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", hour.Unix()), clickhouse.Named("to_s", hour.Unix()+3600)}, hour, 0)
 	if err != nil {
