@@ -23,7 +23,6 @@ func DriverRow(c *Call) []any { var r driverRow; return r.of(c) }
 type DriverRows struct{ r driverRow }
 
 func (d *DriverRows) Of(c *Call) []any { return d.r.of(c) }
-func (d *DriverRows) Forget()          { d.r.forget() }
 
 // LowCardColumns is the number of LowCardinality columns the Writer boxes.
 const LowCardColumns = lowCardColumns

@@ -98,23 +98,26 @@ func (w *Writer) WriteBatch(ctx context.Context, b *Batch) error {
 			_ = batch.Abort()
 		}
 	}()
-	block := make([]Call, min(w.blockRows, n))
+	var c Call
 	var arena []string
 	var row driverRow
 	last := 0 // rows of the block not yet flushed
 	for flushed := 0; flushed < n; {
 		end := min(flushed+w.blockRows, n)
 		last = end - flushed
-		arena = arena[:0]
-		row.forget()
-		// order holds positions in b, which are RowError's Index.
-		for k, i := range order[flushed:end] {
-			if arena, err = b.decode(refs[i], &block[k], arena); err != nil {
+		// Each call is decoded and handed to the driver at once, while its
+		// record is in the CPU's cache: decoding a block first and
+		// appending it after read every record from memory twice, and the
+		// second pass cost a tenth of the insert's CPU (BENCHMARKS.md).
+		// The driver copies a row's values before Append returns, but for
+		// the LowCardinality ones, which view the batch's records and not
+		// c, so c and arena are reused from one call to the next.
+		for _, i := range order[flushed:end] {
+			// order holds positions in b, which are RowError's Index.
+			if arena, err = b.decode(refs[i], &c, arena[:0]); err != nil {
 				return &RowError{Index: int(i), Err: err}
 			}
-		}
-		for k, i := range order[flushed:end] {
-			if err := batch.Append(row.of(&block[k])...); err != nil {
+			if err := batch.Append(row.of(&c)...); err != nil {
 				return &RowError{Index: int(i), Err: err}
 			}
 		}
@@ -151,10 +154,10 @@ type driverRow struct {
 	// interface and that interface: rows arrive in key order, so a column's
 	// value is mostly the one of the row before, and reusing its interface
 	// saves a heap copy per column and row. (The two array columns still
-	// cost one each: the driver takes a slice only by value.) The driver's
-	// dictionary keeps the interfaces it is given until
-	// the block is sent; forget drops them when the Calls they view are
-	// overwritten.
+	// cost one each: the driver takes a slice only by value.) The values
+	// view the records of the Batch being written, as the driver's
+	// dictionary does until the block is sent: both stay valid until
+	// WriteBatch returns.
 	lc [lowCardColumns]boxed
 }
 
@@ -176,10 +179,6 @@ func (r *driverRow) box(i int, s string) any {
 	}
 	return b.v
 }
-
-// forget drops the values box remembers: call it before the Calls that
-// of is given next are decoded over the memory of earlier ones.
-func (r *driverRow) forget() { r.lc = [lowCardColumns]boxed{} }
 
 // of returns the row of c in the column order of insert_calls.sql, in the
 // forms the driver converts without allocating: a pointer to the field for
