@@ -448,7 +448,7 @@ func (p *pairer) trim(now time.Time) {
 			reason = p.m.forgotCapacity
 		}
 		p.forgetKept(p.kept[0], reason, now)
-		p.kept = p.kept[1:]
+		p.kept = popFront(p.kept)
 	}
 	p.observe()
 }
@@ -472,6 +472,19 @@ func (p *pairer) forget(e *pairEntry) {
 			delete(p.idx, k)
 		}
 	}
+	// A request's vouch may still point at e: drop what e holds, so that
+	// the facts of a forgotten row are garbage at once, as the byte budget
+	// counts them.
+	e.f, e.keys, e.id = spanFacts{}, nil, identity{}
+}
+
+// popFront removes the first entry of q, clearing its slot: the queue's
+// backing array is not reallocated until it fills, and the entries left
+// in the slots before the slice's start would otherwise stay reachable,
+// and marked by every garbage collection, until then.
+func popFront(q []*pairEntry) []*pairEntry {
+	q[0] = nil
+	return q[1:]
 }
 
 // expired returns the held entries due by now, oldest first, without
@@ -494,7 +507,7 @@ func (p *pairer) expired(now time.Time, all bool) []*pairEntry {
 // their memory.
 func (p *pairer) compact(now time.Time) {
 	for len(p.held) > 0 && p.held[0].state != entryHeld {
-		p.held = p.held[1:]
+		p.held = popFront(p.held)
 	}
 	for len(p.kept) > 0 {
 		e := p.kept[0]
@@ -502,7 +515,7 @@ func (p *pairer) compact(now time.Time) {
 			break
 		}
 		p.forgetKept(e, p.m.forgotAge, now)
-		p.kept = p.kept[1:]
+		p.kept = popFront(p.kept)
 	}
 	p.observe()
 	if cap(p.held) > 1024 && len(p.held) < cap(p.held)/4 {
