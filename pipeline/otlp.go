@@ -84,40 +84,48 @@ const (
 // before it becomes a Call. Strings are the span's own; nothing aliases a
 // request buffer.
 type spanFacts struct {
-	index  int    // 1-based position of the span in its request
-	name   string // span name, for messages
-	side   string
+	spanScalars
+	name  string // span name, for messages
+	side  string
+	links []pcommon.SpanID // client-side span ids that stand for this call
+
+	tenant  string
+	server  string
+	tool    string
+	session string
+	conv    string
+	client  string
+	proto   string
+	reqID   string
+	args    string
+
+	localErr string
+	rpcMsg   string
+	result   string // raw CallToolResult JSON
+	texts    []string
+}
+
+// spanScalars are the facts of a span that hold no pointer: the pairer
+// keeps them as they are (packedFacts).
+type spanScalars struct {
+	index  int // 1-based position of the span in its request
 	trace  pcommon.TraceID
 	span   pcommon.SpanID
 	parent pcommon.SpanID
-	links  []pcommon.SpanID // client-side span ids that stand for this call
-	folded bool             // an inner span of the same call was folded in
+	folded bool // an inner span of the same call was folded in
 
 	timeMs, durMs int64
-	tenant        string
 	tenantSet     bool
-	server        string
 	serverSet     bool // the server name comes from the server's own resource
-	tool          string
-	session       string
-	conv          string
-	client        string
-	proto         string
-	reqID         string
-	args          string
 	argsKind      uint8
 	argsLossy     bool // rebuilt from Sentry's lowercased per-key attributes: not schema-validated
 
-	info     uint8 // outcome knowledge: 0 none, 1 flags, 2 a result, an error or a local failure
-	noResp   bool
-	localErr string
-	rpcErr   bool
-	rpcCode  int64
-	rpcMsg   string
-	result   string // raw CallToolResult JSON
-	isError  int8
-	texts    []string
-	blocks   int32 // content blocks when known without a raw result; -1 unknown
+	info    uint8 // outcome knowledge: 0 none, 1 flags, 2 a result, an error or a local failure
+	noResp  bool
+	rpcErr  bool
+	rpcCode int64
+	isError int8
+	blocks  int32 // content blocks when known without a raw result; -1 unknown
 }
 
 // errSkipSpan marks a span that is not a tools/call.
@@ -255,47 +263,6 @@ func (d *traceDecoder) decodeViews(views []spanView, facts []spanFacts) ([]spanF
 	}
 	d.finish(&st, &dead)
 	return facts, dead, st, true
-}
-
-// detach copies the strings of f, so that f no longer aliases a request
-// body. They are copied into one string, which they all slice: one
-// allocation per span instead of one per string, for the pairer to keep.
-func (f *spanFacts) detach() {
-	fields := [...]*string{&f.name, &f.tenant, &f.server, &f.tool, &f.session, &f.conv, &f.client,
-		&f.proto, &f.reqID, &f.args, &f.localErr, &f.rpcMsg, &f.result}
-	n := 0
-	for _, s := range fields {
-		n += len(*s)
-	}
-	for _, t := range f.texts {
-		n += len(t)
-	}
-	var b strings.Builder // its buffer is not zeroed first
-	b.Grow(n)
-	for _, s := range fields {
-		b.WriteString(*s)
-	}
-	for _, t := range f.texts {
-		b.WriteString(t)
-	}
-	all, at := b.String(), 0
-	next := func(s string) string {
-		if s == "" {
-			return ""
-		}
-		at += len(s)
-		return all[at-len(s) : at]
-	}
-	for _, s := range fields {
-		*s = next(*s)
-	}
-	if len(f.texts) > 0 {
-		texts := make([]string, len(f.texts))
-		for i, t := range f.texts {
-			texts[i] = next(t)
-		}
-		f.texts = texts
-	}
 }
 
 func (d *traceDecoder) reject(st *tracesStats, dead *[]DeadLetter, res pcommon.Resource, scope pcommon.InstrumentationScope, sp ptrace.Span, n int, metric, reason string) {
@@ -572,7 +539,7 @@ func (d *traceDecoder) facts(sp *spanView) (spanFacts, error) {
 		return spanFacts{}, errSkipSpan
 	}
 
-	f := spanFacts{name: name, trace: sp.trace, span: sp.span, parent: sp.parent, durMs: -1, isError: -1, blocks: -1}
+	f := spanFacts{name: name, spanScalars: spanScalars{trace: sp.trace, span: sp.span, parent: sp.parent, durMs: -1, isError: -1, blocks: -1}}
 
 	// Time.
 	start, end := sp.start, sp.end
@@ -1064,7 +1031,7 @@ func b2i(b bool) int8 {
 func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 	if id != nil {
 		g := *f
-		g.timeMs, g.tenant, g.server, g.tool = id.timeMs, id.tenant, id.server, id.tool
+		g.timeMs, g.tenant, g.server, g.tool = id.timeMs, id.tenant(), id.server(), id.tool()
 		f = &g
 	}
 	if d.buf == nil {
@@ -1084,7 +1051,7 @@ func (d *traceDecoder) build(f *spanFacts, id *identity) (Call, error) {
 		}
 	}
 	if id != nil {
-		c.CallID, c.SessionKey = id.callID, id.sessionKey
+		c.CallID, c.SessionKey = id.callID, id.sessionKey()
 		c.IngestedMs = max(c.IngestedMs, id.ingestedMs+1)
 	}
 	if f.result == "" && !f.rpcErr && !f.noResp {

@@ -53,7 +53,8 @@ func corpusFacts(t testing.TB, d *traceDecoder, mutations int) []spanFacts {
 			d.borrowed = true
 			if facts, _, _, ok := d.decodeViews(w.views, nil); ok {
 				for i := range facts {
-					facts[i].detach()
+					pf := packFacts(&facts[i])
+					facts[i] = pf.unpack()
 				}
 				all = append(all, facts...)
 				all = append(all, pairInRequest(facts)...)
@@ -140,9 +141,9 @@ func FuzzDecodeFacts(f *testing.F) {
 	f.Fuzz(func(t *testing.T, timeMs, durMs int64, tenant, server, session, client, proto, reqID, tool,
 		args string, argsKind uint8, result string, rpcErr bool, rpcCode int64, rpcMsg string, isError int8,
 		text string, noResp bool, localErr string, trace []byte) {
-		g := spanFacts{index: 1, timeMs: timeMs, durMs: durMs, tenant: tenant, server: server, session: session,
-			client: client, proto: proto, reqID: reqID, tool: tool, noResp: noResp, localErr: localErr,
-			rpcErr: rpcErr, rpcCode: rpcCode, rpcMsg: rpcMsg, isError: max(min(isError, 1), -1)}
+		g := spanFacts{spanScalars: spanScalars{index: 1, timeMs: timeMs, durMs: durMs, noResp: noResp, rpcErr: rpcErr,
+			rpcCode: rpcCode, isError: max(min(isError, 1), -1)}, tenant: tenant, server: server, session: session,
+			client: client, proto: proto, reqID: reqID, tool: tool, localErr: localErr, rpcMsg: rpcMsg}
 		copy(g.trace[:], trace)
 		if argsKind == argsJSON && validJSON(args) {
 			g.args, g.argsKind = args, argsJSON

@@ -3,12 +3,14 @@ package pipeline
 import (
 	"errors"
 	"os"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/mcplens/mcplens/pipeline/classify"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // newOTLPSpoolRig is newOTLPRig with an on-disk spool under
@@ -190,34 +192,84 @@ func TestOTLPBuildersAreBounded(t *testing.T) {
 	}
 }
 
-// TestDetachCopiesEveryStringOnce: detached facts keep their values when
-// the body they viewed is overwritten, and cost one allocation for the
-// strings (plus the texts slice).
-func TestDetachCopiesEveryStringOnce(t *testing.T) {
+// TestPackFactsCopiesEveryStringOnce: packed facts keep their values when
+// the body they viewed is overwritten, unpack to the facts packed, and cost
+// one allocation for the strings (plus the texts slice).
+func TestPackFactsCopiesEveryStringOnce(t *testing.T) {
 	body := []byte("tools/call qacmekbsearch_docss9conv1agent2025-06-183{\"q\":\"x\"}lostboomresultRate limitmore")
 	v := func(a, b int) string { return unsafe.String(&body[a], b-a) }
 	f := func() spanFacts {
-		return spanFacts{name: v(0, 12), tenant: v(12, 16), server: v(16, 18), tool: v(18, 29), session: v(29, 31),
-			conv: v(31, 36), client: v(36, 41), proto: v(41, 51), reqID: v(51, 52), args: v(52, 61),
-			localErr: v(61, 65), rpcMsg: v(65, 69), result: v(69, 75), texts: []string{v(75, 85), "", v(85, 89)}}
+		return spanFacts{spanScalars: spanScalars{index: 3, trace: pcommon.TraceID{1}, span: pcommon.SpanID{2},
+			parent: pcommon.SpanID{3}, timeMs: 5, durMs: 6, tenantSet: true, argsKind: argsJSON, info: 2, rpcErr: true,
+			rpcCode: -32000, isError: 1, blocks: 2},
+			name: v(0, 12), side: sideClient, links: []pcommon.SpanID{{4}}, tenant: v(12, 16), server: v(16, 18),
+			tool: v(18, 29), session: v(29, 31), conv: v(31, 36), client: v(36, 41), proto: v(41, 51), reqID: v(51, 52),
+			args: v(52, 61), localErr: v(61, 65), rpcMsg: v(65, 69), result: v(69, 75), texts: []string{v(75, 85), "", v(85, 89)}}
 	}
-	got := f()
-	got.detach()
+	want := f()
+	want.name, want.tenant, want.server, want.tool, want.session, want.conv, want.client, want.proto, want.reqID, want.args,
+		want.localErr, want.rpcMsg, want.result, want.texts = "tools/call q", "acme", "kb", "search_docs", "s9", "conv1",
+		"agent", "2025-06-18", "3", `{"q":"x"}`, "lost", "boom", "result", []string{"Rate limit", "", "more"}
+	g := f()
+	p := packFacts(&g)
 	saved := append([]byte(nil), body...)
 	for i := range body {
 		body[i] = '#'
 	}
-	wantVals := []string{"tools/call q", "acme", "kb", "search_docs", "s9", "conv1", "agent", "2025-06-18", "3",
-		`{"q":"x"}`, "lost", "boom", "result", "Rate limit", "", "more"}
-	gotVals := []string{got.name, got.tenant, got.server, got.tool, got.session, got.conv, got.client, got.proto, got.reqID,
-		got.args, got.localErr, got.rpcMsg, got.result, got.texts[0], got.texts[1], got.texts[2]}
-	for i := range wantVals {
-		if gotVals[i] != wantVals[i] {
-			t.Errorf("field %d after the body changed: %q, want %q", i, gotVals[i], wantVals[i])
-		}
+	if got := p.unpack(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after the body changed, unpacked\n%+v\nwant\n%+v", got, want)
 	}
 	copy(body, saved)
-	if n := testing.AllocsPerRun(100, func() { g := f(); g.detach() }); n > 2+1 { // +1: f's texts literal
-		t.Errorf("detach: %.0f allocations, want 2 (the strings' buffer and the texts)", n)
+	if n := testing.AllocsPerRun(100, func() { g := f(); p := packFacts(&g); _ = p.unpack() }); n > 2+2 { // +2: f's texts and links literals
+		t.Errorf("packFacts and unpack: %.0f allocations, want 2 (the strings' buffer and the texts)", n)
+	}
+}
+
+// TestPackedFactsCoverEveryField: every string of spanFacts but side is
+// one strs packs, so a string field added later cannot be kept as a view
+// of the request, and spanScalars, which the pairer keeps as it is, holds
+// no pointer, so that marking an entry stays cheap.
+func TestPackedFactsCoverEveryField(t *testing.T) {
+	var f spanFacts
+	packed := map[*string]bool{}
+	for _, s := range f.strs() {
+		packed[s] = true
+	}
+	v := reflect.ValueOf(&f).Elem()
+	for i := range v.NumField() {
+		sf := v.Type().Field(i)
+		switch {
+		case sf.Anonymous:
+			if sf.Type != reflect.TypeOf(spanScalars{}) {
+				t.Errorf("embedded %s", sf.Type)
+			}
+		case sf.Type.Kind() == reflect.String:
+			if p := (*string)(v.Field(i).Addr().UnsafePointer()); !packed[p] && sf.Name != "side" {
+				t.Errorf("spanFacts.%s is not among the strings packFacts copies", sf.Name)
+			}
+		case sf.Name != "links" && sf.Name != "texts":
+			t.Errorf("spanFacts.%s (%s) is neither packed nor a scalar", sf.Name, sf.Type)
+		}
+	}
+	var pointerFree func(reflect.Type) bool
+	pointerFree = func(ty reflect.Type) bool {
+		switch ty.Kind() {
+		case reflect.Struct:
+			for i := range ty.NumField() {
+				if !pointerFree(ty.Field(i).Type) {
+					return false
+				}
+			}
+			return true
+		case reflect.Array:
+			return pointerFree(ty.Elem())
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			return true
+		}
+		return false
+	}
+	if !pointerFree(reflect.TypeOf(spanScalars{})) {
+		t.Errorf("spanScalars holds a pointer")
 	}
 }

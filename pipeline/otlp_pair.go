@@ -219,25 +219,98 @@ func firstOf(a, b string) string {
 }
 
 // identity is what a stored row is found by: its sort key in the calls
-// table, plus its version.
+// table, plus its version. Its strings lie one after another in buf.
 type identity struct {
 	timeMs     int64
-	tenant     string
-	server     string
-	tool       string
-	sessionKey string
 	callID     uint64
 	ingestedMs int64
+	buf        string
+	ends       [3]uint32 // of tenant, server and tool in buf; the session key is the rest
 }
+
+func (id *identity) tenant() string     { return id.buf[:id.ends[0]] }
+func (id *identity) server() string     { return id.buf[id.ends[0]:id.ends[1]] }
+func (id *identity) tool() string       { return id.buf[id.ends[1]:id.ends[2]] }
+func (id *identity) sessionKey() string { return id.buf[id.ends[2]:] }
 
 // identityOf returns the identity of c's row. Its strings are copies in one
 // allocation: c's strings share one buffer with its arguments and message,
 // which a remembered identity would otherwise keep alive.
 func identityOf(c *Call) identity {
-	buf := strings.Join([]string{c.Tenant, c.Server, c.Tool, c.SessionKey}, "")
 	a, b, d := len(c.Tenant), len(c.Tenant)+len(c.Server), len(c.Tenant)+len(c.Server)+len(c.Tool)
-	return identity{timeMs: c.TimeMs, tenant: buf[:a], server: buf[a:b], tool: buf[b:d],
-		sessionKey: buf[d:], callID: c.CallID, ingestedMs: c.IngestedMs}
+	return identity{timeMs: c.TimeMs, callID: c.CallID, ingestedMs: c.IngestedMs,
+		buf: strings.Join([]string{c.Tenant, c.Server, c.Tool, c.SessionKey}, ""), ends: [3]uint32{uint32(a), uint32(b), uint32(d)}}
+}
+
+// packedFacts is a spanFacts as the pairer keeps it, in few pointers and
+// few bytes: its strings lie one after another in buf, found by their
+// ends, and its texts view buf. The pairer's entries live for minutes and
+// every garbage collection marks them: an entry holding a spanFacts was
+// over 500 bytes with about twenty pointers, and at
+// -otlp-pair-max-bytes=64MiB marking them took a linked span about a
+// sixth of its ingest CPU (BENCHMARKS.md). Packing copies the strings
+// once, so that what the pairer keeps no longer views a request body.
+type packedFacts struct {
+	sc    spanScalars
+	side  string // one of a few constants
+	links []pcommon.SpanID
+	texts []string
+	buf   string
+	ends  [packedStrings]uint32
+}
+
+// packedStrings is the number of strings strs returns.
+const packedStrings = 13
+
+// strs returns f's strings but side, which is one of a few constants, and
+// texts.
+func (f *spanFacts) strs() [packedStrings]*string {
+	return [...]*string{&f.name, &f.tenant, &f.server, &f.tool, &f.session, &f.conv, &f.client,
+		&f.proto, &f.reqID, &f.args, &f.localErr, &f.rpcMsg, &f.result}
+}
+
+// packFacts copies f's strings into one string: one allocation for them
+// and one for the texts' slice.
+func packFacts(f *spanFacts) packedFacts {
+	p := packedFacts{sc: f.spanScalars, side: f.side, links: f.links}
+	strs := f.strs()
+	n := 0
+	for _, s := range strs {
+		n += len(*s)
+	}
+	for _, t := range f.texts {
+		n += len(t)
+	}
+	var b strings.Builder // its buffer is not zeroed first
+	b.Grow(n)
+	for i, s := range strs {
+		b.WriteString(*s)
+		p.ends[i] = uint32(b.Len())
+	}
+	for _, t := range f.texts {
+		b.WriteString(t)
+	}
+	p.buf = b.String()
+	if len(f.texts) > 0 {
+		at := int(p.ends[packedStrings-1])
+		p.texts = make([]string, len(f.texts))
+		for i, t := range f.texts {
+			p.texts[i] = p.buf[at : at+len(t)]
+			at += len(t)
+		}
+	}
+	return p
+}
+
+// unpack returns the facts; their strings view p's buffer.
+func (p *packedFacts) unpack() spanFacts {
+	f := spanFacts{spanScalars: p.sc, side: p.side, links: p.links, texts: p.texts}
+	at := uint32(0)
+	for i, s := range f.strs() {
+		*s = p.buf[at:p.ends[i]]
+		at = p.ends[i]
+	}
+	return f
 }
 
 // Pair entry states.
@@ -249,7 +322,7 @@ const (
 )
 
 type pairEntry struct {
-	f      spanFacts
+	p      packedFacts
 	keys   []linkKey
 	due    time.Time // held: when it is emitted alone; kept: when it is forgotten
 	state  uint8
@@ -273,14 +346,7 @@ const entryOverhead = 640
 // footprint estimates the heap bytes e holds: its facts' strings and a
 // fixed overhead. The byte budget of the pairer is counted in these.
 func (e *pairEntry) footprint() int64 {
-	f := &e.f
-	n := entryOverhead + len(f.name) + len(f.tenant) + len(f.server) + len(f.tool) + len(f.session) + len(f.conv) +
-		len(f.client) + len(f.proto) + len(f.reqID) + len(f.args) + len(f.localErr) + len(f.rpcMsg) + len(f.result) +
-		8*len(f.links) + 32*len(e.keys) + len(e.id.tenant) + len(e.id.server) + len(e.id.tool) + len(e.id.sessionKey)
-	for _, t := range f.texts {
-		n += 16 + len(t)
-	}
-	return int64(n)
+	return int64(entryOverhead + len(e.p.buf) + 16*len(e.p.texts) + 8*len(e.p.links) + 32*len(e.keys) + len(e.id.buf))
 }
 
 // pairer holds linkable spans across export requests. A held span waits
@@ -336,8 +402,8 @@ func (p *pairer) forgetKept(e *pairEntry, reason prometheus.Counter, now time.Ti
 
 // canHold reports whether f may be held as well as the extra bytes already
 // promised to other holds of the same request.
-func (p *pairer) canHold(f *spanFacts, keys []linkKey, promised int64) (int64, bool) {
-	e := pairEntry{f: *f, keys: keys}
+func (p *pairer) canHold(f *packedFacts, keys []linkKey, promised int64) (int64, bool) {
+	e := pairEntry{p: *f, keys: keys}
 	n := e.footprint()
 	return n, p.heldBytes+promised+n <= p.maxBytes
 }
@@ -365,14 +431,14 @@ const (
 
 // relate says how f relates to the call held or kept in e.
 func relate(e *pairEntry, f *spanFacts) uint8 {
-	g := &e.f
+	g := e.p.unpack()
 	switch {
 	case g.trace != f.trace:
 		return relNone
 	case g.span == f.span || slices.Contains(g.links, f.span):
 		return relSame
 	}
-	if _, _, ok := nests(g, f); ok {
+	if _, _, ok := nests(&g, f); ok {
 		return relFold
 	}
 	if f.side == sideServer && g.side != sideServer && slices.Contains(g.links, f.parent) ||
@@ -416,8 +482,8 @@ func (p *pairer) register(e *pairEntry, keys []linkKey) {
 	e.keys = append(e.keys, keys...)
 }
 
-func (p *pairer) hold(f spanFacts, keys []linkKey, now time.Time) {
-	e := &pairEntry{f: f, due: now.Add(p.window), state: entryHeld}
+func (p *pairer) hold(f packedFacts, keys []linkKey, now time.Time) {
+	e := &pairEntry{p: f, due: now.Add(p.window), state: entryHeld}
 	p.register(e, keys)
 	p.held = append(p.held, e)
 	p.nHeld++
@@ -475,7 +541,7 @@ func (p *pairer) forget(e *pairEntry) {
 	// A request's vouch may still point at e: drop what e holds, so that
 	// the facts of a forgotten row are garbage at once, as the byte budget
 	// counts them.
-	e.f, e.keys, e.id = spanFacts{}, nil, identity{}
+	e.p, e.keys, e.id = packedFacts{}, nil, identity{}
 }
 
 // popFront removes the first entry of q, clearing its slot: the queue's

@@ -174,7 +174,8 @@ func (o *OTLP) consumeProto(body []byte, s *otlpScratch) (rejected int, msg stri
 // already had an entry for it when the request looked), so that requests
 // do not wait for each other's decoding and classification.
 type linkableSpan struct {
-	f     spanFacts
+	f     spanFacts   // views pf's buffer
+	pf    packedFacts // what the pairer keeps of it
 	keys  []linkKey
 	alone Call
 	err   error
@@ -207,10 +208,8 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 	for i := range facts {
 		f := &facts[i]
 		if keys := f.pairKeys(); len(keys) > 0 {
-			if d.borrowed {
-				f.detach() // the pairer keeps it
-			}
-			linkable = append(linkable, linkableSpan{f: *f, keys: keys})
+			pf := packFacts(f) // the pairer keeps it: copied out of the request
+			linkable = append(linkable, linkableSpan{f: pf.unpack(), pf: pf, keys: keys})
 			continue
 		}
 		c, err := d.build(f, nil)
@@ -292,6 +291,7 @@ const (
 func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time) (int, []linkableSpan, vouch, error) {
 	type step struct {
 		f    spanFacts
+		pf   packedFacts // f packed, when f is the linkable span's own facts
 		keys []linkKey
 		e    *pairEntry // the entry met, if any
 		kind uint8
@@ -310,7 +310,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	var promised int64 // footprint of this request's holds
 	met := map[*pairEntry]bool{}
 	for _, l := range linkable {
-		s := step{f: l.f, keys: l.keys, call: -1}
+		s := step{f: l.f, pf: l.pf, keys: l.keys, call: -1}
 		var rel uint8
 		s.e, rel = p.find(s.keys, &s.f)
 		if s.e != nil && met[s.e] && rel != relSame {
@@ -321,7 +321,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		case relNone:
 			s.kind = stepEmit
 			if p.window > 0 && room > 0 {
-				if n, ok := p.canHold(&s.f, s.keys, promised); ok {
+				if n, ok := p.canHold(&s.pf, s.keys, promised); ok {
 					s.kind = stepHold
 					room--
 					promised += n
@@ -333,8 +333,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 				s.kind = stepRestore
 			}
 		case relFold:
-			outer, inner, _ := nests(&s.e.f, &s.f)
-			s.f = fold(*outer, *inner)
+			ef := s.e.p.unpack()
+			outer, inner, _ := nests(&ef, &s.f)
+			s.f, s.pf = fold(*outer, *inner), packedFacts{}
 			s.kind = stepFoldKept
 			if s.e.state == entryHeld {
 				s.kind = stepFoldHeld
@@ -358,15 +359,16 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 				c, err = d.build(&s.f, nil)
 			}
 		case stepMergeHeld:
-			m := pairFacts(s.e.f, s.f)
+			m := pairFacts(s.e.p.unpack(), s.f)
 			c, err = d.build(&m, nil)
 		case stepMergeKept:
-			m := pairFacts(s.e.f, s.f)
+			m := pairFacts(s.e.p.unpack(), s.f)
 			c, err = d.build(&m, &s.e.id)
 		case stepFoldKept:
 			c, err = d.build(&s.f, &s.e.id)
 		case stepRestore:
-			c, err = d.build(&s.e.f, &s.e.id)
+			f := s.e.p.unpack()
+			c, err = d.build(&f, &s.e.id)
 		}
 		if err != nil {
 			d.rejectFacts(st, &dead, &s.f, err)
@@ -391,32 +393,32 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	for _, s := range steps {
 		switch s.kind {
 		case stepHold:
-			p.hold(s.f, s.keys, now)
+			p.hold(s.pf, s.keys, now)
 		case stepEmit:
-			e := &pairEntry{f: s.f}
+			e := &pairEntry{p: s.pf}
 			p.register(e, s.keys)
 			p.keep(e, identityOf(&calls[s.call]), now)
 			stored(e)
 		case stepMergeHeld:
 			p.register(s.e, s.keys)
-			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
+			s.e.p, s.e.merged = packPair(&s.e.p, s.f), true
 			p.keep(s.e, identityOf(&calls[s.call]), now)
 			stored(s.e)
 			p.m.mergedHeld.Inc()
 		case stepMergeKept:
 			p.register(s.e, s.keys)
-			s.e.f, s.e.merged = pairFacts(s.e.f, s.f), true
+			s.e.p, s.e.merged = packPair(&s.e.p, s.f), true
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
 			stored(s.e)
 			p.m.mergedLate.Inc()
 		case stepFoldHeld:
 			p.register(s.e, s.keys)
-			s.e.f = s.f
+			s.e.p = packFacts(&s.f)
 			p.account(s.e)
 		case stepFoldKept:
 			p.register(s.e, s.keys)
-			s.e.f = s.f
+			s.e.p = packFacts(&s.f)
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
 			stored(s.e)
@@ -475,6 +477,12 @@ func pairFacts(a, b spanFacts) spanFacts {
 	return mergePair(b, a)
 }
 
+// packPair packs the merge of an entry's facts with the other side's.
+func packPair(e *packedFacts, b spanFacts) packedFacts {
+	m := pairFacts(e.unpack(), b)
+	return packFacts(&m)
+}
+
 // enqueue queues calls and dead letters, without the spool's fsync, and
 // counts the calls by category.
 func (o *OTLP) enqueue(calls []Call, dead []DeadLetter) (Receipt, error) {
@@ -512,9 +520,10 @@ func (o *OTLP) release(all bool) bool {
 		st.reasons = map[string]int{}
 		built := due[:0:0]
 		for _, e := range due {
-			c, err := d.build(&e.f, nil)
+			f := e.p.unpack()
+			c, err := d.build(&f, nil)
 			if err != nil {
-				d.rejectFacts(&st, &dead, &e.f, err)
+				d.rejectFacts(&st, &dead, &f, err)
 				p.forget(e)
 				continue
 			}

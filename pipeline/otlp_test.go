@@ -806,7 +806,7 @@ func TestOTLPPairerStaysWithinItsByteBudget(t *testing.T) {
 	}
 	server := func(i int) testSpan { return call(serverSide, i) }
 	client := func(i int) testSpan { return call(clientSide, i) }
-	one := pairEntry{f: spanFacts{}}
+	one := pairEntry{}
 	t.Run("remembered rows", func(t *testing.T) {
 		r := newOTLPRig(t, OTLPConfig{PairMaxBytes: 10 * one.footprint()}, 1000)
 		for i := range 40 {
