@@ -150,15 +150,20 @@ func (w *Writer) WriteBatch(ctx context.Context, b *Batch) error {
 type driverRow struct {
 	row          []any
 	keys, values []*string
-	// lc holds, per LowCardinality column, the last value put in an
-	// interface and that interface: rows arrive in key order, so a column's
-	// value is mostly the one of the row before, and reusing its interface
-	// saves a heap copy per column and row. (The two array columns still
-	// cost one each: the driver takes a slice only by value.) The values
-	// view the records of the Batch being written, as the driver's
-	// dictionary does until the block is sent: both stay valid until
-	// WriteBatch returns.
+	// lc holds, per LowCardinality column, the last value and its
+	// interface: rows arrive in key order, so a column's value is mostly
+	// the one of the row before. (The two array columns cost an allocation
+	// each: the driver takes a slice only by value.)
 	lc [lowCardColumns]boxed
+	// interned holds, per LowCardinality column, one *string per distinct
+	// value: the driver keys each such column's dictionary by the
+	// interface it is given, twice a row, and a pointer hashes in a few
+	// nanoseconds where a string's bytes are hashed and compared. One
+	// pointer per value keeps the dictionary to one entry per value. The
+	// strings view the records of the Batch being written, which stay
+	// valid until WriteBatch returns, as the driver needs until it sends
+	// the block.
+	interned [lowCardColumns]map[string]*string
 }
 
 // lowCardColumns is the number of LowCardinality columns of the calls
@@ -170,13 +175,25 @@ type boxed struct {
 	v any
 }
 
-// box returns s in an interface, the one of the row before when column i
-// had the same value there.
+// box returns column i's *string for s in an interface, the one of the
+// row before when the column had the same value there.
 func (r *driverRow) box(i int, s string) any {
 	b := &r.lc[i]
-	if b.v == nil || b.s != s {
-		b.s, b.v = s, s
+	if b.v != nil && b.s == s {
+		return b.v
 	}
+	m := r.interned[i]
+	if m == nil {
+		m = map[string]*string{}
+		r.interned[i] = m
+	}
+	p := m[s]
+	if p == nil {
+		p = new(string)
+		*p = s
+		m[s] = p
+	}
+	b.s, b.v = s, p
 	return b.v
 }
 
@@ -185,10 +202,8 @@ func (r *driverRow) box(i int, s string) any {
 // plain columns (a string, a time or an integer above 255 put in an
 // interface is a heap copy; a pointer is not), pointers to the elements for
 // the two Array(String) columns (the driver boxes a []string element by
-// element), and the value itself for the LowCardinality columns, whose
-// driver dictionary is keyed by the interface value (a pointer would make
-// every row a new entry), in the interface of the row before when the
-// value is the same (box). The row is valid until the next call of of and
+// element), and for the LowCardinality columns, whose driver dictionary is
+// keyed by the interface value, one pointer per distinct value (box). The row is valid until the next call of of and
 // while c is unchanged; Values gives the same row as plain values.
 func (r *driverRow) of(c *Call) []any {
 	r.keys = r.keys[:0]
