@@ -321,6 +321,7 @@ type ingestMetrics struct {
 	mergedHeld  float64 // sides merged while held
 	mergedLate  float64 // sides merged onto a remembered row
 	forgotEarly float64 // remembered rows forgotten for -otlp-pair-capacity or -otlp-pair-max-bytes
+	gcSecs      float64 // the Go runtime's estimate of the garbage collector's CPU
 }
 
 func (m ingestMetrics) String() string {
@@ -329,6 +330,9 @@ func (m ingestMetrics) String() string {
 	}
 	s := fmt.Sprintf("%.0f inserts of %.0f rows (%.0f ms each), %.0f fsyncs (%.1f ms each), %.0f calls spilled",
 		m.inserts, m.insertedSum/m.inserts, 1000*m.insertSecs/m.inserts, m.fsyncs, 1000*m.fsyncSecs/max(m.fsyncs, 1), m.spilled)
+	if m.gcSecs > 0 {
+		s += fmt.Sprintf(", the collector %.2f s of CPU", m.gcSecs)
+	}
 	if m.mergedHeld+m.mergedLate+m.forgotEarly > 0 {
 		s += fmt.Sprintf(", pairs merged %.0f held and %.0f late, %.0f remembered rows forgotten early", m.mergedHeld, m.mergedLate, m.forgotEarly)
 	}
@@ -375,6 +379,8 @@ func scrapeMetrics(addr string) (ingestMetrics, error) {
 			m.mergedLate = v
 		case `mcplens_ingest_otlp_pair_forgotten_total{reason="capacity"}`, `mcplens_ingest_otlp_pair_forgotten_total{reason="bytes"}`:
 			m.forgotEarly += v
+		case "go_cpu_classes_gc_total_cpu_seconds_total":
+			m.gcSecs = v
 		}
 		if strings.HasPrefix(name, "mcplens_ingest_calls_classified_total{") {
 			m.built += v

@@ -54,8 +54,8 @@ func (r *report) write(w io.Writer) {
 		r.data.calls, r.data.lines, float64(r.data.ndjson)/float64(r.data.lines), float64(r.data.rowBytes)/float64(r.data.calls),
 		r.cfg.perBody, r.cfg.posters, r.cfg.runs)
 	json, native := r.median(nameJSON), r.median(nameNative)
-	fmt.Fprintln(w, "| scenario | calls/s | accepted calls/s | payload MB/s | sent MB | × JSONEachRow | × Native | server CPU µs/call | ingest CPU µs/call | 503s | ingest peak RSS MB | rows/insert | fsync ms | runs (s) |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| scenario | calls/s | accepted calls/s | payload MB/s | sent MB | × JSONEachRow | × Native | server CPU µs/call | ingest CPU µs/call | of which the collector | 503s | ingest peak RSS MB | rows/insert | fsync ms | runs (s) |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, s := range r.scenarios() {
 		m := r.median(s)
 		var times []string
@@ -65,9 +65,10 @@ func (r *report) write(w io.Writer) {
 			}
 		}
 		mt := m.metrics
-		fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %.2f | %.1f | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %.2f | %.1f | %s | %s | %s | %s | %s | %s | %s |\n",
 			s, m.rate(), orDash(m.posted > 0, fmt.Sprintf("%.0f", float64(m.calls)/m.posted.Seconds())), mb(m.raw)/m.elapsed.Seconds(), mb(m.wire), m.rate()/json.rate(), m.rate()/native.rate(),
 			perCall(m.serverCPU, m.calls), orDash(m.ingestCPU > 0, fmt.Sprintf("%.1f", perCall(m.ingestCPU, m.calls))),
+			orDash(mt.gcSecs > 0, fmt.Sprintf("%.1f", 1e6*mt.gcSecs/float64(max(m.calls, 1)))),
 			orDash(m.ingestCPU > 0, fmt.Sprint(m.pushBack)), orDash(m.peakRSS > 0, fmt.Sprintf("%.0f", mb(m.peakRSS))),
 			orDash(mt.inserts > 0, fmt.Sprintf("%.0f", mt.insertedSum/max(mt.inserts, 1))),
 			orDash(mt.fsyncs > 0, fmt.Sprintf("%.1f", 1000*mt.fsyncSecs/max(mt.fsyncs, 1))),
@@ -95,7 +96,7 @@ func (r *report) write(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %.0f | %d | %.0f | %.0f |\n", m.scenario, m.rate(), m.pushBack, m.metrics.spilled, mb(m.peakRSS))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Load average after: %s. calls/s is from the first request until every call is queryable; accepted calls/s until the last request was answered (the rest is the last batch waiting for -flush-every and its INSERT). CPU µs/call is the process's user+system time over the run divided by the calls; for clickhouse-client the client's own CPU was %s.\n",
+	fmt.Fprintf(w, "Load average after: %s. calls/s is from the first request until every call is queryable; accepted calls/s until the last request was answered (the rest is the last batch waiting for -flush-every and its INSERT). CPU µs/call is the process's user+system time over the run divided by the calls, and the collector's share the Go runtime's estimate of its garbage collector's CPU (go_cpu_classes_gc_total_cpu_seconds_total; a dash for builds without it); for clickhouse-client the client's own CPU was %s.\n",
 		loadAvg(), clientCPU(json, native))
 }
 

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -66,8 +67,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		log.Info("migrations applied", "files", applied)
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := newRegistry()
 	m := pipeline.NewMetrics(reg)
 	spool, err := pipeline.OpenSpool(cfg.ops.spool, m, log)
 	if err != nil {
@@ -422,4 +422,24 @@ func (p *progress) done(read int64, r pipeline.Result) {
 	}
 	fmt.Fprintf(p.w, "replay: %d accepted, %d skipped, %d rejected, %d tool lists (%.1f MB in %s)\n",
 		r.Accepted, r.Skipped, r.Rejected, r.ToolLists, float64(read)/1e6, time.Since(p.start).Round(time.Millisecond))
+}
+
+// newRegistry returns the registry of ingest's /metrics with the Go and
+// process collectors. Besides the Go collector's defaults it exports the
+// runtime's estimate of the CPU the garbage collector takes
+// (go_cpu_classes_gc_*_cpu_seconds_total, against
+// go_cpu_classes_total_cpu_seconds_total) and the live heap, its goal and
+// the soft limit (go_gc_heap_live_bytes, go_gc_heap_goal_bytes,
+// go_gc_gomemlimit_bytes): what the pair memory and the queue cost the
+// collector, and how close the heap runs to -memory-limit
+// (docs/operations.md).
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{
+			Matcher: regexp.MustCompile(`^/cpu/classes/(gc/.*|total):cpu-seconds$|^/gc/heap/(live|goal):bytes$|^/gc/gomemlimit:bytes$`),
+		})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -111,5 +112,49 @@ func TestMigrateAndReplay(t *testing.T) {
 	}
 	if _, err := runCmd(t, append(append([]string{"replay"}, ch...), "/nonexistent.ndjson")...); err == nil {
 		t.Error("replay of a missing file: want an error")
+	}
+}
+
+// TestRegistryExportsTheCollectorsCost: ingest's /metrics carries the
+// runtime's estimate of the garbage collector's CPU, the live heap and
+// the soft limit that docs/operations.md tells operators to watch, and the
+// CPU the collector reports grows with the work it was given.
+func TestRegistryExportsTheCollectorsCost(t *testing.T) {
+	reg := newRegistry()
+	value := func(name string) float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			m := mf.GetMetric()[0]
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+		t.Fatalf("%s not in the registry", name)
+		return 0
+	}
+	for _, name := range []string{"go_cpu_classes_gc_total_cpu_seconds_total", "go_cpu_classes_gc_mark_assist_cpu_seconds_total",
+		"go_cpu_classes_total_cpu_seconds_total", "go_gc_heap_live_bytes", "go_gc_heap_goal_bytes", "go_gc_gomemlimit_bytes",
+		"go_gc_duration_seconds", "process_cpu_seconds_total"} {
+		value(name)
+	}
+	before := value("go_cpu_classes_gc_total_cpu_seconds_total")
+	keep := make([]*[64]byte, 0, 1<<16)
+	for range 1 << 16 {
+		keep = append(keep, new([64]byte))
+	}
+	for range 5 {
+		runtime.GC()
+	}
+	runtime.KeepAlive(keep)
+	if after := value("go_cpu_classes_gc_total_cpu_seconds_total"); after <= before {
+		t.Fatalf("the collector's CPU did not grow over five collections: %v, then %v", before, after)
 	}
 }
