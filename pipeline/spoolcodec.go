@@ -303,7 +303,15 @@ func (r *recordReader) byte() byte {
 	return v
 }
 
+// uvarint reads an unsigned varint. Most values of a record (string
+// lengths, small counts and codes) take one byte, read without
+// binary.Uvarint's loop.
 func (r *recordReader) uvarint() uint64 {
+	if len(r.p) > 0 && r.p[0] < 0x80 {
+		v := r.p[0]
+		r.p = r.p[1:]
+		return uint64(v)
+	}
 	v, n := binary.Uvarint(r.p)
 	if n <= 0 {
 		r.fail()
@@ -313,7 +321,13 @@ func (r *recordReader) uvarint() uint64 {
 	return v
 }
 
+// varint reads a signed (zig-zag) varint, one byte as uvarint does.
 func (r *recordReader) varint() int64 {
+	if len(r.p) > 0 && r.p[0] < 0x80 {
+		u := r.p[0]
+		r.p = r.p[1:]
+		return int64(u>>1) ^ -int64(u&1)
+	}
 	v, n := binary.Varint(r.p)
 	if n <= 0 {
 		r.fail()
