@@ -175,13 +175,29 @@ func (otlpDiscard) WriteDeadLetters(context.Context, []DeadLetter) error { retur
 // Inserter that keeps nothing. ns/span, B/span and allocs/span are the
 // receiver's cost of one span, from the body to the queue.
 func BenchmarkOTLPHTTP(b *testing.B) {
-	lines := generatorLines(b, 4000)
+	benchOTLPHTTP(b, 4000, false)
+}
+
+// BenchmarkOTLPHTTPWithParent is BenchmarkOTLPHTTP for server spans with a
+// parent span id: each is stored at once and remembered by the pairer for
+// its client's side, so the pairer runs at its byte budget (the default
+// 16 MiB), forgetting its oldest rows, and the collector marks what it
+// remembers. The 40,000 spans sent in turn are more than it remembers, so
+// a span sent again is new to it.
+func BenchmarkOTLPHTTPWithParent(b *testing.B) {
+	benchOTLPHTTP(b, 40000, true)
+}
+
+// benchOTLPHTTP posts n generated calls as server spans, 1,000 a request,
+// through the OTLP receiver into a Batcher that discards the batches.
+func benchOTLPHTTP(b *testing.B, n int, parent bool) {
+	lines := generatorLines(b, n)
 	var bodies [][]byte
 	spans := 0
 	for i := 0; i < len(lines); i += 1000 {
 		td := ptrace.NewTraces()
 		for j, l := range lines[i:min(i+1000, len(lines))] {
-			if err := benchSpan(td, l, uint64(i+j+1)); err != nil {
+			if _, err := traffic.AppendServerSpan(td, l, uint64(i+j+1), parent); err != nil {
 				b.Fatal(err)
 			}
 		}

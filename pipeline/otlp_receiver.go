@@ -291,7 +291,7 @@ const (
 func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time) (int, []linkableSpan, vouch, error) {
 	type step struct {
 		f    spanFacts
-		pf   packedFacts // f packed, when f is the linkable span's own facts
+		pf   *packedFacts // f packed, when f is the linkable span's own facts
 		keys []linkKey
 		e    *pairEntry // the entry met, if any
 		kind uint8
@@ -309,19 +309,20 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	room := p.capacity - p.nHeld
 	var promised int64 // footprint of this request's holds
 	met := map[*pairEntry]bool{}
-	for _, l := range linkable {
-		s := step{f: l.f, pf: l.pf, keys: l.keys, call: -1}
+	for i := range linkable {
+		l := &linkable[i] // a linkableSpan is a span's facts and its row: not copied
+		s := step{f: l.f, pf: &l.pf, keys: l.keys, call: -1}
 		var rel uint8
 		s.e, rel = p.find(s.keys, &s.f)
 		if s.e != nil && met[s.e] && rel != relSame {
-			deferred = append(deferred, l)
+			deferred = append(deferred, *l)
 			continue
 		}
 		switch rel {
 		case relNone:
 			s.kind = stepEmit
 			if p.window > 0 && room > 0 {
-				if n, ok := p.canHold(&s.pf, s.keys, promised); ok {
+				if n, ok := p.canHold(s.pf, s.keys, promised); ok {
 					s.kind = stepHold
 					room--
 					promised += n
@@ -335,7 +336,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		case relFold:
 			ef := s.e.p.unpack()
 			outer, inner, _ := nests(&ef, &s.f)
-			s.f, s.pf = fold(*outer, *inner), packedFacts{}
+			s.f, s.pf = fold(*outer, *inner), nil
 			s.kind = stepFoldKept
 			if s.e.state == entryHeld {
 				s.kind = stepFoldHeld
@@ -393,9 +394,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	for _, s := range steps {
 		switch s.kind {
 		case stepHold:
-			p.hold(s.pf, s.keys, now)
+			p.hold(*s.pf, s.keys, now)
 		case stepEmit:
-			e := &pairEntry{p: s.pf}
+			e := &pairEntry{p: *s.pf}
 			p.register(e, s.keys)
 			p.keep(e, identityOf(&calls[s.call]), now)
 			stored(e)
