@@ -290,8 +290,8 @@ const (
 // the rows of what it found already stored (an exporter retry).
 func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time) (int, []linkableSpan, vouch, error) {
 	type step struct {
-		f    spanFacts
-		pf   *packedFacts // f packed, when f is the linkable span's own facts
+		f    spanFacts    // the span's facts; once built, those of its fold or merge with e's
+		pf   *packedFacts // f packed, while f is the linkable span's own facts
 		keys []linkKey
 		e    *pairEntry // the entry met, if any
 		kind uint8
@@ -351,6 +351,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			met[s.e] = true
 		}
 		var c Call
+		var m spanFacts // a merge's facts
 		var err error
 		switch s.kind {
 		case stepEmit:
@@ -360,10 +361,10 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 				c, err = d.build(&s.f, nil)
 			}
 		case stepMergeHeld:
-			m := pairFacts(s.e.p.unpack(), s.f)
+			m = pairFacts(s.e.p.unpack(), s.f)
 			c, err = d.build(&m, nil)
 		case stepMergeKept:
-			m := pairFacts(s.e.p.unpack(), s.f)
+			m = pairFacts(s.e.p.unpack(), s.f)
 			c, err = d.build(&m, &s.e.id)
 		case stepFoldKept:
 			c, err = d.build(&s.f, &s.e.id)
@@ -374,6 +375,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		if err != nil {
 			d.rejectFacts(st, &dead, &s.f, err)
 			continue
+		}
+		if s.kind == stepMergeHeld || s.kind == stepMergeKept {
+			s.f, s.pf = m, nil
 		}
 		if s.kind != stepHold && s.kind != stepFoldHeld && s.kind != stepDuplicate {
 			s.call = len(calls)
@@ -402,13 +406,13 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			stored(e)
 		case stepMergeHeld:
 			p.register(s.e, s.keys)
-			s.e.p, s.e.merged = packPair(&s.e.p, s.f), true
+			s.e.p, s.e.merged = packFacts(&s.f), true
 			p.keep(s.e, identityOf(&calls[s.call]), now)
 			stored(s.e)
 			p.m.mergedHeld.Inc()
 		case stepMergeKept:
 			p.register(s.e, s.keys)
-			s.e.p, s.e.merged = packPair(&s.e.p, s.f), true
+			s.e.p, s.e.merged = packFacts(&s.f), true
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
 			stored(s.e)
@@ -476,12 +480,6 @@ func pairFacts(a, b spanFacts) spanFacts {
 		return mergePair(a, b)
 	}
 	return mergePair(b, a)
-}
-
-// packPair packs the merge of an entry's facts with the other side's.
-func packPair(e *packedFacts, b spanFacts) packedFacts {
-	m := pairFacts(e.unpack(), b)
-	return packFacts(&m)
 }
 
 // enqueue queues calls and dead letters, without the spool's fsync, and
