@@ -214,16 +214,28 @@ func CheckOpenListen(flag, addr string, insecure bool) error {
 	if insecure || addr == "" {
 		return nil
 	}
-	host, _, err := net.SplitHostPort(addr)
+	loop, err := IsLoopback(addr)
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", flag, addr, err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if loop {
 		return nil
 	}
 	return fmt.Errorf("%s %s is not a loopback address and no tokens are configured (open mode): "+
 		"configure -tokens-file, listen on 127.0.0.1, or pass -insecure-open to serve everyone", flag, addr)
+}
+
+// IsLoopback reports whether the listen address host:port names only this
+// machine (localhost or a loopback IP); an empty host (every interface) is
+// not loopback.
+func IsLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
 }

@@ -108,3 +108,28 @@ func TestCheckOpenListen(t *testing.T) {
 		}
 	}
 }
+
+func TestIsLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		want    bool
+		wantErr bool
+	}{
+		{"127.0.0.1:6060", true, false},
+		{"127.1.2.3:0", true, false},
+		{"[::1]:6060", true, false},
+		{"localhost:6060", true, false},
+		{":6060", false, false},
+		{"0.0.0.0:6060", false, false},
+		{"[::]:6060", false, false},
+		{"192.168.1.5:6060", false, false},
+		{"example.com:6060", false, false},
+		{"127.0.0.1", false, true},
+		{"", false, true},
+	} {
+		got, err := IsLoopback(tc.addr)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("IsLoopback(%q) = %v, %v; want %v, error %v", tc.addr, got, err, tc.want, tc.wantErr)
+		}
+	}
+}

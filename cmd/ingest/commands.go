@@ -104,6 +104,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		}
 	}
 
+	psrv, pprofLis, err := listenPprof(cfg.pprofListen)
+	if err != nil {
+		return err
+	}
+	if psrv != nil {
+		defer psrv.Close()
+		go psrv.Serve(pprofLis) // ends with Close
+	}
+
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	var wg sync.WaitGroup
@@ -129,7 +138,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		gsrv = recv.GRPCServer()
 		go func() { errc <- fmt.Errorf("grpc serve %s: %w", cfg.grpcListen, gsrv.Serve(grpcLis)) }()
 	}
-	log.Info("ingest listening", "addr", listen, "grpc_addr", cfg.grpcListen, "clickhouse", cfg.ch.String(),
+	log.Info("ingest listening", "addr", listen, "grpc_addr", cfg.grpcListen, "pprof_addr", cfg.pprofListen, "clickhouse", cfg.ch.String(),
 		"batch_size", cfg.batch.BatchSize, "queue_capacity", cfg.batch.QueueCapacity, "rules", cfg.rulesFile,
 		"taxonomy", proc.Classifier.Version(), "spool_dir", cfg.ops.spool.Dir, "spool_fsync", cfg.ops.spool.Fsync,
 		"spool_pending_bytes", spool.Bytes(), "max_concurrent_requests", cfg.ops.maxConcurrent, "memory_limit_bytes", debug.SetMemoryLimit(-1),
