@@ -106,10 +106,11 @@ func TestWriterStoresEveryColumnAsGiven(t *testing.T) {
 
 // BenchmarkWriteCalls inserts a Batch of 50,000 generated calls, encoded as
 // the Batcher queues them, per op into ClickHouse 18.16, over a connection
-// opened as cmd/ingest opens it with each -clickhouse-compression.
-// client-µs/call is
-// this process's CPU time (user + system) per call: the Writer's and the
-// driver's share of ingest's CPU, without the server's.
+// opened as cmd/ingest opens it with each -clickhouse-compression, and
+// uncompressed in blocks of other sizes than DefaultBlockRows.
+// client-µs/call is this process's CPU time (user + system) per call: the
+// Writer's and the driver's share of ingest's CPU; server-µs/call is the
+// server's over the same time (10 ms ticks), merges included.
 func BenchmarkWriteCalls(b *testing.B) {
 	ctx := context.Background()
 	srv, err := chtest.StartServer(ctx, b.TempDir())
@@ -117,6 +118,10 @@ func BenchmarkWriteCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Stop()
+	pid := srv.PID()
+	if pid == 0 {
+		b.Fatal("clickhouse-server's process not found")
+	}
 	batch := pipeline.BatchOf(generatedCalls(b, 50000))
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
@@ -125,9 +130,20 @@ func BenchmarkWriteCalls(b *testing.B) {
 		}
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	for _, compression := range []string{"none", "lz4", "zstd"} {
-		b.Run("compression="+compression, func(b *testing.B) {
-			conn, err := chconn.Open(ctx, chconn.Config{Addr: srv.Addr, Database: "wb_" + compression, User: "default", Compression: compression}, true)
+	type variant struct {
+		compression string
+		blockRows   int
+	}
+	variants := []variant{{"none", pipeline.DefaultBlockRows}, {"lz4", pipeline.DefaultBlockRows}, {"zstd", pipeline.DefaultBlockRows}}
+	for _, n := range []int{250, 500, 1000, 2000, 4000, 10000} {
+		if n != pipeline.DefaultBlockRows {
+			variants = append(variants, variant{"none", n})
+		}
+	}
+	for _, tc := range variants {
+		b.Run(fmt.Sprintf("compression=%s/block=%d", tc.compression, tc.blockRows), func(b *testing.B) {
+			db := fmt.Sprintf("wb_%s_%d", tc.compression, tc.blockRows)
+			conn, err := chconn.Open(ctx, chconn.Config{Addr: srv.Addr, Database: db, User: "default", Compression: tc.compression}, true)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -136,14 +152,17 @@ func BenchmarkWriteCalls(b *testing.B) {
 				b.Fatal(err)
 			}
 			w := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry()))
+			pipeline.SetWriterBlocks(w, tc.blockRows, nil)
 			b.ReportAllocs()
-			start := cpu()
+			start, server := cpu(), chtest.ProcessCPU(pid)
 			for b.Loop() {
 				if err := w.WriteBatch(ctx, batch); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpu()-start).Microseconds())/float64(b.N*batch.Len()), "client-µs/call")
+			calls := float64(b.N * batch.Len())
+			b.ReportMetric(float64((cpu()-start).Microseconds())/calls, "client-µs/call")
+			b.ReportMetric(float64((chtest.ProcessCPU(pid)-server).Microseconds())/calls, "server-µs/call")
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -45,7 +44,7 @@ func startClickHouse(ctx context.Context, addr, dir string) (*clickhouse, error)
 		}
 		ch.stop = srv.Stop
 		addr = srv.Addr
-		ch.pid = serverPID(srv.Dir)
+		ch.pid = srv.PID()
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -71,22 +70,6 @@ func startClickHouse(ctx context.Context, addr, dir string) (*clickhouse, error)
 func (ch *clickhouse) close() {
 	ch.admin.Close()
 	ch.stop()
-}
-
-// serverPID finds the clickhouse-server process started with the config
-// file in dir, so that its CPU time can be read; 0 when not found.
-func serverPID(dir string) int {
-	want := "--config-file=" + filepath.Join(dir, "config.xml")
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(b, []byte(want)) {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		return pid
-	}
-	return 0
 }
 
 // newDatabase creates a database with the mcplens schema (the calls table
@@ -189,34 +172,6 @@ func (ch *clickhouse) client(ctx context.Context, db, query, in, out string) (ti
 
 // callColumns is the column list of the calls table in pipeline.Call order.
 func callColumns() string { return strings.Join(pipeline.CallColumns(), ", ") }
-
-// cpuTime returns the user plus system CPU time of process pid so far, or 0
-// when it cannot be read.
-func cpuTime(pid int) time.Duration {
-	if pid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces; fields count from after it.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / clockTicks
-}
-
-// clockTicks is USER_HZ, 100 on every Linux this runs on.
-const clockTicks = 100
 
 // peakRSS returns VmHWM of process pid in bytes, or 0 when it cannot be read.
 func peakRSS(pid int) int64 {

@@ -45,6 +45,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcplens/mcplens/chtest"
 )
 
 func main() {
@@ -348,14 +350,14 @@ func (b *bench) client(ctx context.Context, name, table, format, file string, si
 			return result{}, db, fmt.Errorf("create %s: %w", table, err)
 		}
 	}
-	server0 := cpuTime(b.ch.pid)
+	server0 := chtest.ProcessCPU(b.ch.pid)
 	start := time.Now()
 	clientCPU, err := b.ch.client(ctx, db, "INSERT INTO "+table+" ("+callColumns()+") FORMAT "+format, file, "")
 	if err != nil {
 		return result{}, db, err
 	}
 	res := result{scenario: name, calls: b.data.calls, wire: size, raw: size, elapsed: time.Since(start),
-		serverCPU: cpuTime(b.ch.pid) - server0, clientCPU: clientCPU}
+		serverCPU: chtest.ProcessCPU(b.ch.pid) - server0, clientCPU: clientCPU}
 	return res, db, b.checkRows(ctx, db, table)
 }
 
@@ -465,7 +467,7 @@ func (b *bench) ingest(ctx context.Context, p *payload, v variant) (result, erro
 		res.metrics, err = scrapeMetrics(in.addr)
 	}
 	res.peakRSS = peakRSS(in.pid)
-	res.ingestCPU = cpuTime(in.pid)
+	res.ingestCPU = chtest.ProcessCPU(in.pid)
 	if serr := in.stop(); err == nil && serr != nil {
 		err = fmt.Errorf("stop ingest: %w", serr)
 	}
@@ -474,7 +476,7 @@ func (b *bench) ingest(ctx context.Context, p *payload, v variant) (result, erro
 
 // drive posts p to in and waits until db holds the accepted calls.
 func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, posters int, rate float64, res *result) error {
-	server0 := cpuTime(b.ch.pid)
+	server0 := chtest.ProcessCPU(b.ch.pid)
 	start := time.Now()
 	st, err := post(ctx, in.addr, p, posters, rate)
 	if err != nil {
@@ -496,7 +498,7 @@ func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, po
 		return err
 	}
 	res.calls, res.pushBack, res.elapsed, res.posted = int(accepted), st.pushBack, done.Sub(start), posted
-	res.serverCPU = cpuTime(b.ch.pid) - server0
+	res.serverCPU = chtest.ProcessCPU(b.ch.pid) - server0
 	if accepted != int64(b.data.calls) {
 		return fmt.Errorf("%s: ingest accepted %d calls, Processor.Line %d", p.name, accepted, b.data.calls)
 	}
