@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -368,7 +371,8 @@ type pairer struct {
 	window    time.Duration
 	capacity  int
 	maxBytes  int64
-	idx       map[linkKey]*pairEntry
+	idx       map[uint64]*pairEntry // by slot of each key of an entry
+	seed      [3]uint64
 	held      []*pairEntry
 	kept      []*pairEntry
 	nHeld     int
@@ -379,7 +383,24 @@ type pairer struct {
 }
 
 func newPairer(window time.Duration, capacity int, maxBytes int64, m *Metrics) *pairer {
-	return &pairer{window: window, capacity: capacity, maxBytes: maxBytes, idx: map[linkKey]*pairEntry{}, m: m.pair()}
+	return &pairer{window: window, capacity: capacity, maxBytes: maxBytes, idx: map[uint64]*pairEntry{},
+		seed: [3]uint64{rand.Uint64(), rand.Uint64(), rand.Uint64()}, m: m.pair()}
+}
+
+// slot is where the index holds k: a 64-bit mix of its trace and span ids
+// under the pairer's random seed. A map of 8-byte keys probes and compares
+// in half the memory of one of 24-byte keys, and the pairer looks up every
+// linkable span's keys, most of them absent. find checks the entry's own
+// keys, so two keys in one slot never relate the wrong spans; the second
+// registered takes the slot, and the first entry is then no longer found
+// under that key (a pairing missed, with odds of about one in 2^64 per
+// pair of live keys, and not forced from outside without the seed).
+func (p *pairer) slot(k linkKey) uint64 {
+	a := binary.LittleEndian.Uint64(k[0:8]) ^ p.seed[0]
+	b := binary.LittleEndian.Uint64(k[8:16]) ^ p.seed[1]
+	c := binary.LittleEndian.Uint64(k[16:24]) ^ p.seed[2]
+	h := a*0x9E3779B97F4A7C15 ^ bits.RotateLeft64(b*0xC2B2AE3D27D4EB4F, 29) ^ bits.RotateLeft64(c*0x165667B19E3779F9, 47)
+	return h ^ h>>32
 }
 
 // observe sets the pairer's gauges; callers hold mu.
@@ -454,7 +475,7 @@ func relate(e *pairEntry, f *spanFacts) uint8 {
 // find returns the first live entry under keys that f relates to.
 func (p *pairer) find(keys []linkKey, f *spanFacts) (*pairEntry, uint8) {
 	for _, k := range keys {
-		if e := p.idx[k]; e != nil && e.state != entryGone {
+		if e := p.idx[p.slot(k)]; e != nil && e.state != entryGone && slices.Contains(e.keys, k) {
 			if r := relate(e, f); r != relNone {
 				return e, r
 			}
@@ -477,7 +498,7 @@ func (p *pairer) probe(spans []linkableSpan) {
 
 func (p *pairer) register(e *pairEntry, keys []linkKey) {
 	for _, k := range keys {
-		p.idx[k] = e
+		p.idx[p.slot(k)] = e
 	}
 	e.keys = append(e.keys, keys...)
 }
@@ -534,8 +555,8 @@ func (p *pairer) forget(e *pairEntry) {
 	e.size = 0
 	e.state = entryGone
 	for _, k := range e.keys {
-		if p.idx[k] == e {
-			delete(p.idx, k)
+		if h := p.slot(k); p.idx[h] == e {
+			delete(p.idx, h)
 		}
 	}
 	// A request's vouch may still point at e: drop what e holds, so that
