@@ -27,7 +27,7 @@ func collidingKey(p *pairer, k linkKey) linkKey {
 	m1, m3 := uint64(0x9E3779B97F4A7C15), uint64(0x165667B19E3779F9)
 	a := binary.LittleEndian.Uint64(k[0:8]) ^ p.seed[0]
 	c := binary.LittleEndian.Uint64(k[16:24]) ^ p.seed[2]
-	a2 := (a * m1 ^ d) * inverse(m1)
+	a2 := (a*m1 ^ d) * inverse(m1)
 	c2 := (c*m3 ^ bits.RotateLeft64(d, -47)) * inverse(m3)
 	var o linkKey
 	o = k
