@@ -399,9 +399,19 @@ func (p *pairer) slot(k linkKey) uint64 {
 	a := binary.LittleEndian.Uint64(k[0:8]) ^ p.seed[0]
 	b := binary.LittleEndian.Uint64(k[8:16]) ^ p.seed[1]
 	c := binary.LittleEndian.Uint64(k[16:24]) ^ p.seed[2]
-	h := a*0x9E3779B97F4A7C15 ^ bits.RotateLeft64(b*0xC2B2AE3D27D4EB4F, 29) ^ bits.RotateLeft64(c*0x165667B19E3779F9, 47)
+	h := a*slotMul0 ^ bits.RotateLeft64(b*slotMul1, slotRot1) ^ bits.RotateLeft64(c*slotMul2, slotRot2)
 	return h ^ h>>32
 }
+
+// The odd multipliers of slot's three words, and the rotations of the
+// second and third.
+const (
+	slotMul0 = 0x9E3779B97F4A7C15
+	slotMul1 = 0xC2B2AE3D27D4EB4F
+	slotMul2 = 0x165667B19E3779F9
+	slotRot1 = 29
+	slotRot2 = 47
+)
 
 // observe sets the pairer's gauges; callers hold mu.
 func (p *pairer) observe() {

@@ -24,13 +24,12 @@ func inverse(m uint64) uint64 {
 // bits.
 func collidingKey(p *pairer, k linkKey) linkKey {
 	const d = 0x5A5A_0000_0000_00A5
-	m1, m3 := uint64(0x9E3779B97F4A7C15), uint64(0x165667B19E3779F9)
+	m1, m3 := uint64(slotMul0), uint64(slotMul2)
 	a := binary.LittleEndian.Uint64(k[0:8]) ^ p.seed[0]
 	c := binary.LittleEndian.Uint64(k[16:24]) ^ p.seed[2]
 	a2 := (a*m1 ^ d) * inverse(m1)
-	c2 := (c*m3 ^ bits.RotateLeft64(d, -47)) * inverse(m3)
-	var o linkKey
-	o = k
+	c2 := (c*m3 ^ bits.RotateLeft64(d, -slotRot2)) * inverse(m3)
+	o := k
 	binary.LittleEndian.PutUint64(o[0:8], a2^p.seed[0])
 	binary.LittleEndian.PutUint64(o[16:24], c2^p.seed[2])
 	return o
