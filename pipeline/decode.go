@@ -113,7 +113,9 @@ func (o *DecodeOptions) limits() decodeLimits {
 // a Call, without the classification fields, and the classifier's Input. It
 // returns ErrSkip for a blank line or a request whose method is not
 // tools/call, and a short, human-facing error for anything it rejects. The
-// results do not alias line, so the caller may reuse it. DecodeCapture is
+// results do not alias line, so the caller may reuse it; the Input's raw
+// JSON slices (Arguments, Structured, ResultMeta, ErrorData) share memory
+// with the Call's strings and must not be written to. DecodeCapture is
 // safe for concurrent use.
 func DecodeCapture(line []byte, opts *DecodeOptions) (Call, classify.Input, error) {
 	lim := opts.limits()
@@ -1142,7 +1144,16 @@ func (d *capDecoder) build() (Call, classify.Input, error) {
 		}
 	}
 
-	str := string(d.arena)
+	// One allocation holds the Call's strings (arena) and, after them, the
+	// Input's strings and raw JSON (iarena). The Call's strings view bytes
+	// that none of the raw slices (each capped to its span, and all after
+	// the arena's copy) covers, so they never change.
+	var sb strings.Builder // its buffer is not zeroed first
+	sb.Grow(len(d.arena) + len(d.iarena))
+	sb.Write(d.arena)
+	sb.Write(d.iarena)
+	all := sb.String()
+	str := all[:len(d.arena)]
 	at := func(sp span) string {
 		if !sp.ok {
 			return ""
@@ -1215,11 +1226,11 @@ func (d *capDecoder) build() (Call, classify.Input, error) {
 		ResultType:      c.ResultType,
 		ContentBlocks:   int(c.ContentBlocks),
 	}
-	// One copy of iarena holds the Input strings and the raw JSON: one
-	// allocation instead of two. The strings view bytes that none of the
-	// raw slices (each capped to its span) covers, so they never change.
-	ibuf := append([]byte(nil), d.iarena...)
-	istr := unsafe.String(unsafe.SliceData(ibuf), len(ibuf))
+	// The Input's strings and raw slices view the copy of iarena; nothing
+	// writes through the raw slices (the classifier and the schema check
+	// only read them), and each is capped to its span.
+	istr := all[len(d.arena):]
+	ibuf := unsafe.Slice(unsafe.StringData(istr), len(istr))
 	if len(d.iarena) > d.rawBytes { // the strings are not all empty
 		if r.rpcMessage.ok {
 			in.RPCMessage = istr[r.rpcMessage.a:r.rpcMessage.b]
