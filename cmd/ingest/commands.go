@@ -54,6 +54,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
+	psrv, pprofLis, err := listenPprof(cfg.pprofListen)
+	if err != nil {
+		return err
+	}
+	if psrv != nil {
+		defer psrv.Close()
+		go psrv.Serve(pprofLis) // ends with Close
+	}
+
 	conn, err := chconn.Open(ctx, cfg.ch, true)
 	if err != nil {
 		return err
@@ -102,15 +111,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		if grpcLis, err = net.Listen("tcp", cfg.grpcListen); err != nil {
 			return fmt.Errorf("grpc listen %s: %w", cfg.grpcListen, err)
 		}
-	}
-
-	psrv, pprofLis, err := listenPprof(cfg.pprofListen)
-	if err != nil {
-		return err
-	}
-	if psrv != nil {
-		defer psrv.Close()
-		go psrv.Serve(pprofLis) // ends with Close
 	}
 
 	runCtx, cancelRun := context.WithCancel(ctx)
@@ -200,6 +200,15 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
+	psrv, pprofLis, err := listenPprof(cfg.pprofListen)
+	if err != nil {
+		return err
+	}
+	if psrv != nil {
+		defer psrv.Close()
+		go psrv.Serve(pprofLis) // ends with Close
+	}
+
 	conn, err := chconn.Open(ctx, cfg.ch, true)
 	if err != nil {
 		return err

@@ -72,6 +72,8 @@ func TestServeRefusesUnsafeSettings(t *testing.T) {
 		{[]string{"-retention", "720h", "-rollup-retention", "168h"}, "shorter than -retention"},
 		{[]string{"-tokens-file", "/nonexistent/tokens.yaml"}, "no such file"},
 		{[]string{"-clickhouse-cluster", "c1"}, "-retention-every 0"},
+		// Refused before ClickHouse is reached (nothing listens on port 1).
+		{[]string{"-pprof-listen", ":6060", "-clickhouse-addr", "127.0.0.1:1"}, "-pprof-listen :6060 is not a loopback address"},
 	} {
 		out, err := runCmd(t, append([]string{"serve", "-spool-dir", t.TempDir()}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
