@@ -200,15 +200,6 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	psrv, pprofLis, err := listenPprof(cfg.pprofListen)
-	if err != nil {
-		return err
-	}
-	if psrv != nil {
-		defer psrv.Close()
-		go psrv.Serve(pprofLis) // ends with Close
-	}
-
 	conn, err := chconn.Open(ctx, cfg.ch, true)
 	if err != nil {
 		return err
