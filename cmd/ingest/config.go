@@ -49,7 +49,7 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.Int64Var(&c.http.MaxBodyBytes, "max-body-bytes", 16<<20, "largest request body as sent")
 	fs.Int64Var(&c.http.MaxDecompressedBytes, "max-decompressed-bytes", 128<<20, "largest request body after gzip decompression (guards against gzip bombs)")
 	fs.StringVar(&c.grpcListen, "grpc-listen", envOr(getenv, "MCPLENS_INGEST_GRPC_LISTEN", "127.0.0.1:4317"), "OTLP/gRPC listen address (env MCPLENS_INGEST_GRPC_LISTEN); empty disables the gRPC receiver")
-	fs.StringVar(&c.pprofListen, "pprof-listen", getenv("MCPLENS_PPROF_LISTEN"), "loopback address of the Go profiler (/debug/pprof/ CPU, heap, goroutine profiles; env MCPLENS_PPROF_LISTEN); empty (default) disables it")
+	fs.StringVar(&c.pprofListen, "pprof-listen", getenv("MCPLENS_PPROF_LISTEN"), "serve: loopback address of the Go profiler (/debug/pprof/ CPU, heap, goroutine profiles; env MCPLENS_PPROF_LISTEN); empty (default) disables it")
 	fs.StringVar(&c.otlp.TenantAttribute, "otlp-tenant-attribute", envOr(getenv, "MCPLENS_OTLP_TENANT_ATTRIBUTE", "mcplens.tenant"), "resource attribute that names the tenant of OTLP spans; spans without it get -default-tenant")
 	fs.IntVar(&c.otlp.MaxSpans, "otlp-max-spans", 10000, "spans read per OTLP export request; the rest are rejected in the partial-success response")
 	fs.IntVar(&c.otlp.MaxAttributeBytes, "otlp-max-attribute-bytes", 64<<10, "longest OTLP string attribute read (arguments, results); longer ones are ignored and counted")
