@@ -53,11 +53,11 @@ func corpusFacts(t testing.TB, d *traceDecoder, mutations int) []spanFacts {
 			d.borrowed = true
 			if facts, _, _, ok := d.decodeViews(w.views, nil); ok {
 				for i := range facts {
-					pf := packFacts(&facts[i])
+					pf := pack(&facts[i])
 					facts[i] = pf.unpack()
 				}
 				all = append(all, facts...)
-				all = append(all, pairInRequest(facts)...)
+				all = append(all, pairInRequest(facts, nil)...)
 			}
 			d.borrowed = false
 		}
@@ -67,7 +67,7 @@ func corpusFacts(t testing.TB, d *traceDecoder, mutations int) []spanFacts {
 		}
 		facts, _, _ := d.decodeTraces(req.Traces(), nil)
 		all = append(all, facts...)
-		all = append(all, pairInRequest(facts)...)
+		all = append(all, pairInRequest(facts, nil)...)
 	}
 	return all
 }

@@ -211,7 +211,7 @@ func TestPackFactsCopiesEveryStringOnce(t *testing.T) {
 		want.localErr, want.rpcMsg, want.result, want.texts = "tools/call q", "acme", "kb", "search_docs", "s9", "conv1",
 		"agent", "2025-06-18", "3", `{"q":"x"}`, "lost", "boom", "result", []string{"Rate limit", "", "more"}
 	g := f()
-	p := packFacts(&g)
+	p := pack(&g)
 	saved := append([]byte(nil), body...)
 	for i := range body {
 		body[i] = '#'
@@ -220,7 +220,7 @@ func TestPackFactsCopiesEveryStringOnce(t *testing.T) {
 		t.Errorf("after the body changed, unpacked\n%+v\nwant\n%+v", got, want)
 	}
 	copy(body, saved)
-	if n := testing.AllocsPerRun(100, func() { g := f(); p := packFacts(&g); _ = p.unpack() }); n > 2+2 { // +2: f's texts and links literals
+	if n := testing.AllocsPerRun(100, func() { g := f(); p := pack(&g); _ = p.unpack() }); n > 2+2 { // +2: f's texts and links literals
 		t.Errorf("packFacts and unpack: %.0f allocations, want 2 (the strings' buffer and the texts)", n)
 	}
 }

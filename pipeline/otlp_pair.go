@@ -62,12 +62,17 @@ func (f *spanFacts) pairKeys() []linkKey {
 
 // pairInRequest folds inner spans into their outer span and merges client
 // and server spans of the same call, following parent span ids within
-// facts. It returns the calls left, in span order.
-func pairInRequest(facts []spanFacts) []spanFacts {
-	if len(facts) < 2 {
-		return facts
+// facts. It returns the calls left, in span order. idx is where it indexes
+// the spans, empty and reused across requests (nil makes one); it is left
+// empty.
+func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
+	if len(facts) < 2 || !slices.ContainsFunc(facts, func(f spanFacts) bool { return !f.parent.IsEmpty() }) {
+		return facts // nothing to follow: root spans only
 	}
-	idx := make(map[linkKey]int, len(facts))
+	if idx == nil {
+		idx = make(map[linkKey]int, len(facts))
+	}
+	defer clear(idx)
 	for i := range facts {
 		idx[makeLinkKey(facts[i].trace, facts[i].span)] = i
 	}
@@ -236,6 +241,12 @@ func (id *identity) server() string     { return id.buf[id.ends[0]:id.ends[1]] }
 func (id *identity) tool() string       { return id.buf[id.ends[1]:id.ends[2]] }
 func (id *identity) sessionKey() string { return id.buf[id.ends[2]:] }
 
+// detach copies id's strings into a buffer of their own: the facts' buffer
+// it shared (packFacts) is being replaced.
+func (id *identity) detach() {
+	id.buf = strings.Clone(id.buf)
+}
+
 // identityOf returns the identity of c's row. Its strings are copies in one
 // allocation: c's strings share one buffer with its arguments and message,
 // which a remembered identity would otherwise keep alive.
@@ -273,8 +284,11 @@ func (f *spanFacts) strs() [packedStrings]*string {
 }
 
 // packFacts copies f's strings into one string: one allocation for them
-// and one for the texts' slice.
-func packFacts(f *spanFacts) packedFacts {
+// and one for the texts' slice. With row (the row f made), it also returns
+// row's identity, its strings copied into the same string after f's: one
+// allocation less for every span stored alone, and the identity no longer
+// than the facts it is kept with.
+func packFacts(f *spanFacts, row *Call) (packedFacts, identity) {
 	p := packedFacts{sc: f.spanScalars, side: f.side, links: f.links}
 	strs := f.strs()
 	n := 0
@@ -283,6 +297,13 @@ func packFacts(f *spanFacts) packedFacts {
 	}
 	for _, t := range f.texts {
 		n += len(t)
+	}
+	var idStrs [4]string
+	if row != nil {
+		idStrs = [4]string{row.Tenant, row.Server, row.Tool, row.SessionKey}
+		for _, s := range idStrs {
+			n += len(s)
+		}
 	}
 	var b strings.Builder // its buffer is not zeroed first
 	b.Grow(n)
@@ -293,7 +314,21 @@ func packFacts(f *spanFacts) packedFacts {
 	for _, t := range f.texts {
 		b.WriteString(t)
 	}
+	var id identity
+	at := b.Len()
+	if row != nil {
+		id = identity{timeMs: row.TimeMs, callID: row.CallID, ingestedMs: row.IngestedMs}
+		for i, s := range idStrs[:3] {
+			b.WriteString(s)
+			id.ends[i] = uint32(b.Len() - at)
+		}
+		b.WriteString(idStrs[3])
+	}
 	p.buf = b.String()
+	if row != nil {
+		id.buf = p.buf[at:]
+		p.buf = p.buf[:at]
+	}
 	if len(f.texts) > 0 {
 		at := int(p.ends[packedStrings-1])
 		p.texts = make([]string, len(f.texts))
@@ -302,6 +337,12 @@ func packFacts(f *spanFacts) packedFacts {
 			at += len(t)
 		}
 	}
+	return p, id
+}
+
+// pack is packFacts without a row.
+func pack(f *spanFacts) packedFacts {
+	p, _ := packFacts(f, nil)
 	return p
 }
 
@@ -377,8 +418,9 @@ type pairer struct {
 	kept      []*pairEntry
 	nHeld     int
 	nKept     int
-	bytes     int64 // footprint of held and kept entries
-	heldBytes int64 // of those, held
+	bytes     int64  // footprint of held and kept entries
+	heldBytes int64  // of those, held
+	gen       uint64 // counts registers: an index that gained no key finds no new entry
 	m         pairMetrics
 }
 
@@ -502,15 +544,22 @@ func (p *pairer) probe(spans []linkableSpan) {
 	defer p.mu.Unlock()
 	for i := range spans {
 		e, _ := p.find(spans[i].keys, &spans[i].f)
-		spans[i].met = e != nil
+		spans[i].met, spans[i].gen = e != nil, p.gen
 	}
 }
 
+// register indexes e under keys, which it may keep: the caller does not
+// change them after.
 func (p *pairer) register(e *pairEntry, keys []linkKey) {
 	for _, k := range keys {
 		p.idx[p.slot(k)] = e
 	}
-	e.keys = append(e.keys, keys...)
+	if e.keys == nil {
+		e.keys = slices.Clip(keys) // a later register appends to a copy
+	} else {
+		e.keys = append(e.keys, keys...)
+	}
+	p.gen++
 }
 
 func (p *pairer) hold(f packedFacts, keys []linkKey, now time.Time) {

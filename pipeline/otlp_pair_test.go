@@ -3,8 +3,12 @@ package pipeline
 import (
 	"encoding/binary"
 	"math/bits"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -51,7 +55,7 @@ func TestPairerSlotCollisionsNeverRelateOtherKeys(t *testing.T) {
 	if other == keys[0] || p.slot(other) != p.slot(keys[0]) {
 		t.Fatalf("collidingKey: %x (slot %x) for %x (slot %x)", other, p.slot(other), keys[0], p.slot(keys[0]))
 	}
-	p.hold(packFacts(&f), keys, time.Now())
+	p.hold(pack(&f), keys, time.Now())
 	e, rel := p.find(keys, &f)
 	if e == nil || rel != relSame {
 		t.Fatalf("find(own keys) = %v, %d; want the entry, relSame", e, rel)
@@ -61,7 +65,7 @@ func TestPairerSlotCollisionsNeverRelateOtherKeys(t *testing.T) {
 	}
 	g := f
 	g.span, g.parent, g.links = pcommon.SpanID{10}, pcommon.SpanID{11}, nil
-	p.hold(packFacts(&g), []linkKey{other}, time.Now())
+	p.hold(pack(&g), []linkKey{other}, time.Now())
 	if got, _ := p.find([]linkKey{other}, &g); got == nil || got == e {
 		t.Fatalf("find(colliding key) after it was registered = %v, want its own entry", got)
 	}
@@ -71,5 +75,78 @@ func TestPairerSlotCollisionsNeverRelateOtherKeys(t *testing.T) {
 	p.forget(e)
 	if got, _ := p.find([]linkKey{other}, &g); got == nil {
 		t.Fatalf("forgetting the first entry removed the slot the second holds")
+	}
+}
+
+// TestOTLPAdmitMeetsAnEntryRegisteredAfterTheProbe: a span that met
+// nothing when its request probed the pairer, and was built alone, still
+// meets the other side of its call that another request stored before
+// this one locked the pairer: admit looks again whenever an entry was
+// registered since the probe, and the two sides end as one row.
+func TestOTLPAdmitMeetsAnEntryRegisteredAfterTheProbe(t *testing.T) {
+	for _, registered := range []bool{false, true} {
+		r := newOTLPRig(t, OTLPConfig{}, 100) // -otlp-pair-window 0: stored at once
+		d := &traceDecoder{p: r.o.proc, cfg: r.o.cfg, now: r.now}
+		facts, _, st := d.decodeTraces(tracesOf(serverSide), nil)
+		if len(facts) != 1 {
+			t.Fatalf("%d facts, want 1", len(facts))
+		}
+		l := []linkableSpan{{f: facts[0], keys: facts[0].pairKeys()}}
+		r.o.prepare(d, l)
+		if l[0].met || !l[0].built || l[0].err != nil {
+			t.Fatalf("prepared: met %v, built %v, %v; want built alone", l[0].met, l[0].built, l[0].err)
+		}
+		if registered {
+			r.send(t, clientSide) // another request stores the client's side now
+		}
+		n, next, v, err := r.o.admit(d, &st, nil, nil, l, r.now)
+		if err == nil {
+			err = r.o.settle(v)
+		}
+		if err != nil || n != 1 || len(next) != 0 {
+			t.Fatalf("admit: %d accepted, %d deferred, %v", n, len(next), err)
+		}
+		rows := r.drain(t)
+		var sides []string
+		for _, c := range final(rows) {
+			sides = append(sides, c.Side)
+		}
+		slices.Sort(sides)
+		want := []string{sideServer}
+		if registered {
+			want = []string{sideBoth} // the client's own row, replaced by the merge's under its key
+		}
+		if !slices.Equal(sides, want) {
+			t.Errorf("client stored after the probe: %v; rows after FINAL by side %v, want %v (%d rows: %+v)", registered, sides, want, len(rows), rows)
+		}
+	}
+}
+
+// TestPackFactsWithARowPacksItsIdentity: the identity packed with a row's
+// facts equals identityOf's, in the facts' allocation, and detach gives it
+// a buffer of its own.
+func TestPackFactsWithARowPacksItsIdentity(t *testing.T) {
+	f := spanFacts{name: "tools/call q", tenant: "acme", server: "kb", tool: "search_docs", args: `{"q":"x"}`, result: "r",
+		texts: []string{"Rate limit"}}
+	row := Call{Tenant: "acme", Server: "kb", Tool: "search_docs", SessionKey: "s9", TimeMs: 5, CallID: 7, IngestedMs: 9}
+	p, id := packFacts(&f, &row)
+	if want := identityOf(&row); id.timeMs != want.timeMs || id.callID != want.callID || id.ingestedMs != want.ingestedMs ||
+		id.tenant() != want.tenant() || id.server() != want.server() || id.tool() != want.tool() || id.sessionKey() != want.sessionKey() {
+		t.Errorf("packed identity %+v, want %+v", id, want)
+	}
+	if got := p.unpack(); !reflect.DeepEqual(got, f) {
+		t.Errorf("unpacked %+v, want %+v", got, f)
+	}
+	full := unsafe.String(unsafe.StringData(p.buf), len(p.buf)+len(id.buf))
+	if !strings.HasSuffix(full, id.buf) {
+		t.Errorf("the identity is not in the facts' buffer: %q after %q", id.buf, p.buf)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = packFacts(&f, &row) }); n != 2 {
+		t.Errorf("packFacts with a row: %.0f allocations, want 2 (the strings' buffer and the texts)", n)
+	}
+	was := id.buf
+	id.detach()
+	if id.buf != was || unsafe.StringData(id.buf) == unsafe.StringData(was) {
+		t.Errorf("detach: %q at the same address", id.buf)
 	}
 }

@@ -33,7 +33,7 @@ import (
 func (p *Processor) Traces(td ptrace.Traces, cfg OTLPConfig, now time.Time) (calls []Call, dead []DeadLetter, rejected int, msg string) {
 	d := &traceDecoder{p: p, cfg: cfg.withDefaults(), now: now}
 	facts, dead, st := d.decodeTraces(td, nil)
-	facts = pairInRequest(facts)
+	facts = pairInRequest(facts, nil)
 	for i := range facts {
 		c, err := d.build(&facts[i], nil)
 		if err != nil {
@@ -174,19 +174,28 @@ func (o *OTLP) consumeProto(body []byte, s *otlpScratch) (rejected int, msg stri
 // already had an entry for it when the request looked), so that requests
 // do not wait for each other's decoding and classification.
 type linkableSpan struct {
-	f     spanFacts   // views pf's buffer
+	f     spanFacts   // views the request
 	pf    packedFacts // what the pairer keeps of it
 	keys  []linkKey
 	alone Call
+	id    identity // alone's, in pf's buffer, when built without error
 	err   error
 	built bool
-	met   bool // the pairer had an entry for it when the request probed
+	met   bool   // the pairer had an entry for it when the request probed
+	gen   uint64 // the pairer's generation then
 }
 
 // queue pairs the facts of one request, builds their Calls and queues
 // them with the request's dead letters.
 func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []DeadLetter, st tracesStats, now time.Time) (rejected int, msg string, err error) {
-	facts = pairInRequest(facts)
+	if s.inRequest == nil {
+		s.inRequest = map[linkKey]int{}
+	}
+	idx := s.inRequest
+	if len(facts) > maxKeptIndex {
+		idx = nil // a map does not shrink: keep none this large
+	}
+	facts = pairInRequest(facts, idx)
 
 	// The rows a request builds live until they are queued, so more
 	// builders than cores only add memory: 16 exporters of 1,000 linked
@@ -208,8 +217,7 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 	for i := range facts {
 		f := &facts[i]
 		if keys := f.pairKeys(); len(keys) > 0 {
-			pf := packFacts(f) // the pairer keeps it: copied out of the request
-			linkable = append(linkable, linkableSpan{f: pf.unpack(), pf: pf, keys: keys})
+			linkable = append(linkable, linkableSpan{f: *f, keys: keys})
 			continue
 		}
 		c, err := d.build(f, nil)
@@ -219,21 +227,7 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 		}
 		calls = append(calls, c)
 	}
-	if o.pair.window == 0 && len(linkable) > 0 {
-		// Build the rows of spans that meet nothing now, outside the lock.
-		// A span the pairer has an entry for (the other side of a call
-		// stored earlier) would build a merged row instead: building its
-		// alone row too doubled the work of every second side. What the
-		// pairer holds may change before admit locks it; admit builds
-		// whatever its decision needs that is not built here.
-		o.pair.probe(linkable)
-		for i := range linkable {
-			if l := &linkable[i]; !l.met {
-				l.alone, l.err = d.build(&l.f, nil)
-				l.built = true
-			}
-		}
-	}
+	o.prepare(d, linkable)
 	s.calls = calls[:0] // admit may append past it; the array is the one kept
 	s.linkable = linkable[:0]
 	accepted := len(calls)
@@ -266,6 +260,35 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 	return st.rejected, st.message(o.cfg), nil
 }
 
+// prepare does for linkable spans what can be done before admit locks the
+// pairer. With -otlp-pair-window 0 it builds the rows of spans that meet
+// nothing now: a span the pairer has an entry for (the other side of a
+// call stored earlier) would build a merged row instead, and building its
+// alone row too doubled the work of every second side. What the pairer
+// holds may change before admit locks it; admit builds whatever its
+// decision needs that is not built here. It packs every span's facts,
+// which the pairer may keep, and a row built alone's identity in the same
+// buffer.
+func (o *OTLP) prepare(d *traceDecoder, linkable []linkableSpan) {
+	if o.pair.window == 0 && len(linkable) > 0 {
+		o.pair.probe(linkable)
+		for i := range linkable {
+			if l := &linkable[i]; !l.met {
+				l.alone, l.err = d.build(&l.f, nil)
+				l.built = true
+			}
+		}
+	}
+	for i := range linkable {
+		l := &linkable[i]
+		var row *Call
+		if l.built && l.err == nil {
+			row = &l.alone
+		}
+		l.pf, l.id = packFacts(&l.f, row)
+	}
+}
+
 // Steps of admit: what one linkable call does to the pairer.
 const (
 	stepHold uint8 = iota
@@ -292,6 +315,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	type step struct {
 		f    spanFacts    // the span's facts; once built, those of its fold or merge with e's
 		pf   *packedFacts // f packed, while f is the linkable span's own facts
+		id   *identity    // the identity of its alone row, packed with pf
 		keys []linkKey
 		e    *pairEntry // the entry met, if any
 		kind uint8
@@ -313,7 +337,11 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		l := &linkable[i] // a linkableSpan is a span's facts and its row: not copied
 		s := step{f: l.f, pf: &l.pf, keys: l.keys, call: -1}
 		var rel uint8
-		s.e, rel = p.find(s.keys, &s.f)
+		if !l.built || l.gen != p.gen {
+			// Nothing was registered since the probe found no entry for a
+			// span built alone: it would find none again.
+			s.e, rel = p.find(s.keys, &s.f)
+		}
 		if s.e != nil && met[s.e] && rel != relSame {
 			deferred = append(deferred, *l)
 			continue
@@ -357,6 +385,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		case stepEmit:
 			if l.built {
 				c, err = l.alone, l.err
+				if err == nil {
+					s.id = &l.id
+				}
 			} else {
 				c, err = d.build(&s.f, nil)
 			}
@@ -402,28 +433,34 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		case stepEmit:
 			e := &pairEntry{p: *s.pf}
 			p.register(e, s.keys)
-			p.keep(e, identityOf(&calls[s.call]), now)
+			if s.id != nil {
+				p.keep(e, *s.id, now)
+			} else {
+				p.keep(e, identityOf(&calls[s.call]), now)
+			}
 			stored(e)
 		case stepMergeHeld:
 			p.register(s.e, s.keys)
-			s.e.p, s.e.merged = packFacts(&s.f), true
+			s.e.p, s.e.merged = pack(&s.f), true
 			p.keep(s.e, identityOf(&calls[s.call]), now)
 			stored(s.e)
 			p.m.mergedHeld.Inc()
 		case stepMergeKept:
 			p.register(s.e, s.keys)
-			s.e.p, s.e.merged = packFacts(&s.f), true
+			s.e.p, s.e.merged = pack(&s.f), true
+			s.e.id.detach()
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
 			stored(s.e)
 			p.m.mergedLate.Inc()
 		case stepFoldHeld:
 			p.register(s.e, s.keys)
-			s.e.p = packFacts(&s.f)
+			s.e.p = pack(&s.f)
 			p.account(s.e)
 		case stepFoldKept:
 			p.register(s.e, s.keys)
-			s.e.p = packFacts(&s.f)
+			s.e.p = pack(&s.f)
+			s.e.id.detach()
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
 			stored(s.e)

@@ -15,6 +15,10 @@ import (
 // left to the collector so that one huge request does not pin its memory.
 const maxKeptBody = 8 << 20
 
+// maxKeptIndex is the most spans a request's pairInRequest index is kept
+// for; a larger request indexes its spans in a map of its own.
+const maxKeptIndex = 8192
+
 // otlpScratch is the reusable memory of one request. Nothing in it may be
 // referenced once the request is answered: pdata copies the strings it
 // reads from the body, the facts the pairer keeps are detached from the
@@ -25,6 +29,9 @@ type otlpScratch struct {
 	facts    []spanFacts
 	calls    []Call
 	linkable []linkableSpan
+	// inRequest indexes a request's spans for pairInRequest; empty
+	// between requests.
+	inRequest map[linkKey]int
 }
 
 // scratchPool hands out otlpScratch values of one receiver.

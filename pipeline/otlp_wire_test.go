@@ -143,7 +143,7 @@ func tracesProto(p *Processor, w *wireTraces, body []byte, cfg OTLPConfig, now t
 	if w.read(body) {
 		d := &traceDecoder{p: p, cfg: cfg.withDefaults(), now: now, borrowed: true}
 		if facts, dead, st, ok := d.decodeViews(w.views, nil); ok {
-			for _, f := range pairInRequest(facts) {
+			for _, f := range pairInRequest(facts, nil) {
 				c, err := d.build(&f, nil)
 				if err != nil {
 					d.rejectFacts(&st, &dead, &f, err)
