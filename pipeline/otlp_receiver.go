@@ -270,21 +270,22 @@ func (o *OTLP) queue(d *traceDecoder, s *otlpScratch, facts []spanFacts, dead []
 // which the pairer may keep, and a row built alone's identity in the same
 // buffer.
 func (o *OTLP) prepare(d *traceDecoder, linkable []linkableSpan) {
-	if o.pair.window == 0 && len(linkable) > 0 {
+	probed := o.pair.window == 0 && len(linkable) > 0
+	if probed {
 		o.pair.probe(linkable)
-		for i := range linkable {
-			if l := &linkable[i]; !l.met {
-				l.alone, l.err = d.build(&l.f, nil)
-				l.built = true
-			}
-		}
 	}
 	for i := range linkable {
 		l := &linkable[i]
 		var row *Call
-		if l.built && l.err == nil {
-			row = &l.alone
+		if probed && !l.met {
+			l.alone, l.err = d.build(&l.f, nil)
+			l.built = true
+			if l.err == nil {
+				row = &l.alone
+			}
 		}
+		// Packed right after the build, while the span's bytes are still
+		// in the CPU's cache.
 		l.pf, l.id = packFacts(&l.f, row)
 	}
 }
