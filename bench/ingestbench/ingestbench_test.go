@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestIngestBenchRuns runs the whole benchmark on a tiny input so that the
@@ -90,9 +91,10 @@ func TestParseVariant(t *testing.T) {
 		want variant
 		err  bool
 	}{
-		{"-spool-fsync=never", variant{flags: []string{"-spool-fsync=never"}, label: "-spool-fsync=never"}, false},
+		{"-spool-fsync=never", variant{flags: []string{"-spool-fsync=never"}, label: "-spool-fsync=never", same: "-spool-fsync=never"}, false},
 		{"posters=16 -batch-size=10000 GOGC=200 bin=/tmp/x/ingest-old", variant{posters: 16, bin: "/tmp/x/ingest-old",
-			flags: []string{"-batch-size=10000"}, env: []string{"GOGC=200"}, label: "posters=16 -batch-size=10000 GOGC=200 ingest-old"}, false},
+			flags: []string{"-batch-size=10000"}, env: []string{"GOGC=200"}, label: "posters=16 -batch-size=10000 GOGC=200 ingest-old",
+			same: "posters=16 -batch-size=10000 GOGC=200"}, false},
 		{"payload=otlp bin=/tmp/old", variant{payload: "otlp", bin: "/tmp/old", label: "old"}, false},
 		{"payload=protobuf", variant{}, true},
 		{"posters=0", variant{}, true},
@@ -102,5 +104,40 @@ func TestParseVariant(t *testing.T) {
 		if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("parseVariant(%q) = %+v, %v; want %+v, error %v", tc.in, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestWritePairs: runs of one scenario with different ingest binaries are
+// compared run by run against the scenario's first binary; a scenario
+// with one binary, and a run without its pair, add nothing.
+func TestWritePairs(t *testing.T) {
+	res := func(group, bin string, run int, cpuMs, elapsedMs int64) result {
+		return result{scenario: group + ", " + bin, group: group, bin: bin, run: run, calls: 1000,
+			ingestCPU: time.Duration(cpuMs) * time.Millisecond, elapsed: time.Duration(elapsedMs) * time.Millisecond}
+	}
+	r := &report{cfg: &config{runs: 3}, runs: []result{
+		res("ingest otlp", "ingest-old", 1, 20, 100), res("ingest otlp", "ingest-new", 1, 18, 80),
+		res("ingest ndjson", "ingest", 1, 10, 100),
+		res("ingest otlp", "ingest-old", 2, 20, 100), res("ingest otlp", "ingest-new", 2, 22, 125),
+		res("ingest otlp", "ingest-old", 3, 20, 100), res("ingest otlp", "ingest-new", 3, 19, 100),
+		res("ingest otlp", "ingest-other", 3, 30, 200), // no pair in runs 1 and 2
+	}}
+	var out bytes.Buffer
+	r.writePairs(&out)
+	for _, want := range []string{
+		"| ingest otlp | ingest-old → ingest-new | 0.900 1.100 0.950 | 0.950 | 1.250 0.800 1.000 | 1.000 |",
+		"| ingest otlp | ingest-old → ingest-other | 1.500 | 1.500 | 0.500 | 0.500 |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no row %q in\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "ingest ndjson") {
+		t.Errorf("a scenario with one binary was compared:\n%s", out.String())
+	}
+	var none bytes.Buffer
+	(&report{cfg: &config{runs: 1}, runs: []result{res("ingest ndjson", "ingest", 1, 10, 100)}}).writePairs(&none)
+	if none.Len() != 0 {
+		t.Errorf("nothing to compare, wrote %q", none.String())
 	}
 }

@@ -300,8 +300,12 @@ type result struct {
 	ingestCPU time.Duration
 	serverCPU time.Duration
 	clientCPU time.Duration
-	metrics   ingestMetrics
-	twice     int // calls stored as two rows (both sides, the first forgotten before the second came)
+	// group is the scenario's name without its bin= entry, and bin the
+	// ingest binary's file name: runs of one group with different bins
+	// are compared run by run (report.writePairs).
+	group, bin string
+	metrics    ingestMetrics
+	twice      int // calls stored as two rows (both sides, the first forgotten before the second came)
 }
 
 func (r result) rate() float64 { return float64(r.calls) / r.elapsed.Seconds() }
@@ -387,6 +391,7 @@ type variant struct {
 	flags   []string
 	env     []string
 	label   string
+	same    string // label without the bin= entry
 }
 
 // payloadNames are the payloads prepare makes, for payload=NAME.
@@ -397,7 +402,7 @@ var payloadNames = []string{"ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-
 // entries.
 func parseVariant(s string) (variant, error) {
 	var v variant
-	var label []string
+	var label, same []string
 	for _, f := range strings.Fields(s) {
 		switch k, val, _ := strings.Cut(f, "="); {
 		case k == "payload":
@@ -414,15 +419,17 @@ func parseVariant(s string) (variant, error) {
 			v.posters = n
 		case k == "bin":
 			v.bin = val
-			f = filepath.Base(val)
+			label = append(label, filepath.Base(val))
+			continue
 		case !strings.HasPrefix(f, "-") && strings.Contains(f, "=") && strings.ToUpper(k) == k:
 			v.env = append(v.env, f)
 		default:
 			v.flags = append(v.flags, f)
 		}
 		label = append(label, f)
+		same = append(same, f)
 	}
-	v.label = strings.Join(label, " ")
+	v.label, v.same = strings.Join(label, " "), strings.Join(same, " ")
 	return v, nil
 }
 
@@ -461,7 +468,10 @@ func (b *bench) ingest(ctx context.Context, p *payload, v variant) (result, erro
 	if !b.cfg.keep {
 		defer os.RemoveAll(dir) // the spool and the log
 	}
-	res := result{scenario: name, wire: p.wireBytes, raw: p.rawBytes}
+	res := result{scenario: name, wire: p.wireBytes, raw: p.rawBytes, group: scenarioName(p), bin: filepath.Base(bin)}
+	if v.same != "" {
+		res.group += ", " + v.same
+	}
 	err = b.drive(ctx, in, db, p, posters, v.rate, &res)
 	if err == nil {
 		res.metrics, err = scrapeMetrics(in.addr)

@@ -75,6 +75,7 @@ func (r *report) write(w io.Writer) {
 			strings.Join(times, " "))
 	}
 	fmt.Fprintln(w)
+	r.writePairs(w)
 	for _, s := range r.scenarios() {
 		var twice []string
 		n := 0
@@ -98,6 +99,90 @@ func (r *report) write(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Load average after: %s. calls/s is from the first request until every call is queryable; accepted calls/s until the last request was answered (the rest is the last batch waiting for -flush-every and its INSERT). CPU µs/call is the process's user+system time over the run divided by the calls, and the collector's share the Go runtime's estimate of its garbage collector's CPU (go_cpu_classes_gc_total_cpu_seconds_total; a dash for builds without it); for clickhouse-client the client's own CPU was %s.\n",
 		loadAvg(), clientCPU(json, native))
+}
+
+// writePairs compares, run by run, the scenarios that differ only in their
+// ingest binary (bin= in -variants, or -ingest-bin): each binary of a
+// group against the group's first, as the ratio of ingest CPU per call and
+// of calls/s in the same round of runs. The rounds run the scenarios in
+// turn, so a pair shares most of the machine's drift; the spread of the
+// ratios is what a before/after can claim.
+func (r *report) writePairs(w io.Writer) {
+	var groups []string
+	bins := map[string][]string{}
+	byRun := map[[3]string]result{}
+	for _, x := range r.runs {
+		if x.group == "" {
+			continue
+		}
+		if !slices.Contains(groups, x.group) {
+			groups = append(groups, x.group)
+		}
+		if !slices.Contains(bins[x.group], x.bin) {
+			bins[x.group] = append(bins[x.group], x.bin)
+		}
+		k := [3]string{x.group, x.bin, fmt.Sprint(x.run)}
+		if _, ok := byRun[k]; !ok {
+			byRun[k] = x
+		}
+	}
+	header := false
+	for _, g := range groups {
+		for _, bin := range bins[g][min(1, len(bins[g])):] {
+			base := bins[g][0]
+			var cpu, rate []float64
+			for run := 1; run <= r.cfg.runs; run++ {
+				a, okA := byRun[[3]string{g, base, fmt.Sprint(run)}]
+				b, okB := byRun[[3]string{g, bin, fmt.Sprint(run)}]
+				if !okA || !okB {
+					continue
+				}
+				if a.ingestCPU > 0 && b.ingestCPU > 0 {
+					cpu = append(cpu, perCall(b.ingestCPU, b.calls)/perCall(a.ingestCPU, a.calls))
+				}
+				rate = append(rate, b.rate()/a.rate())
+			}
+			if len(rate) == 0 {
+				continue
+			}
+			if !header {
+				fmt.Fprintln(w, "Binaries compared run by run (each against the first of its scenario; below 1 is less CPU, above 1 more calls/s):")
+				fmt.Fprintln(w)
+				fmt.Fprintln(w, "| scenario | binaries | ingest CPU µs/call, ratio per run | median | calls/s, ratio per run | median |")
+				fmt.Fprintln(w, "|---|---|---|---:|---|---:|")
+				header = true
+			}
+			fmt.Fprintf(w, "| %s | %s → %s | %s | %s | %s | %s |\n", g, base, bin, ratios(cpu), orDash(len(cpu) > 0, fmt.Sprintf("%.3f", medianOf(cpu))),
+				ratios(rate), fmt.Sprintf("%.3f", medianOf(rate)))
+		}
+	}
+	if header {
+		fmt.Fprintln(w)
+	}
+}
+
+func ratios(xs []float64) string {
+	if len(xs) == 0 {
+		return "–"
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprintf("%.3f", x)
+	}
+	return strings.Join(s, " ")
+}
+
+// medianOf returns the median of xs (the mean of the middle two for an even
+// count); xs is not changed.
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 func perCall(d time.Duration, calls int) float64 {
