@@ -66,7 +66,7 @@ func (f *spanFacts) pairKeys() []linkKey {
 // the spans, empty and reused across requests (nil makes one); it is left
 // empty.
 func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
-	if len(facts) < 2 || !slices.ContainsFunc(facts, func(f spanFacts) bool { return !f.parent.IsEmpty() }) {
+	if len(facts) < 2 || !anyParent(facts) {
 		return facts // nothing to follow: root spans only
 	}
 	if idx == nil {
@@ -119,6 +119,16 @@ func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
 		}
 	}
 	return out
+}
+
+// anyParent reports whether a span of facts has a parent span id.
+func anyParent(facts []spanFacts) bool {
+	for i := range facts {
+		if !facts[i].parent.IsEmpty() {
+			return true
+		}
+	}
+	return false
 }
 
 // sameSide reports whether an inner span of side inner can be part of the

@@ -150,3 +150,30 @@ func TestPackFactsWithARowPacksItsIdentity(t *testing.T) {
 		t.Errorf("detach: %q at the same address", id.buf)
 	}
 }
+
+// TestPairInRequestReusesAnEmptyIndex: the index a request's spans were
+// paired in is left empty, so that the next request, given the same map,
+// does not follow a parent id to a span of the request before.
+func TestPairInRequestReusesAnEmptyIndex(t *testing.T) {
+	trace := pcommon.TraceID{7}
+	client := spanFacts{spanScalars: spanScalars{trace: trace, span: pcommon.SpanID{1}}, side: sideClient, tool: "search"}
+	server := spanFacts{spanScalars: spanScalars{trace: trace, span: pcommon.SpanID{2}, parent: pcommon.SpanID{1}}, side: sideServer, tool: "search"}
+	idx := map[linkKey]int{}
+	if got := pairInRequest([]spanFacts{client, server}, idx); len(got) != 1 || got[0].side != sideBoth {
+		t.Fatalf("first request: %d calls, want the two sides merged into one", len(got))
+	}
+	if len(idx) != 0 {
+		t.Fatalf("index left with %d entries", len(idx))
+	}
+	// The next request: another client span first, then a server span whose
+	// parent is the first request's client span, not this one.
+	other := client
+	other.span = pcommon.SpanID{3}
+	if got := pairInRequest([]spanFacts{other, server}, idx); len(got) != 2 {
+		t.Fatalf("second request: %d calls, want 2: its server span merged with a span its parent id does not name", len(got))
+	}
+	roots := []spanFacts{other, other}
+	if got := pairInRequest(roots, nil); len(got) != 2 {
+		t.Fatalf("root spans only: %d calls, want both", len(got))
+	}
+}

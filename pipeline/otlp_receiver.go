@@ -339,8 +339,8 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		s := step{f: l.f, pf: &l.pf, keys: l.keys, call: -1}
 		var rel uint8
 		if !l.built || l.gen != p.gen {
-			// Nothing was registered since the probe found no entry for a
-			// span built alone: it would find none again.
+			// A span built alone met nothing when the request probed: it
+			// can meet something now only if an entry was registered since.
 			s.e, rel = p.find(s.keys, &s.f)
 		}
 		if s.e != nil && met[s.e] && rel != relSame {
