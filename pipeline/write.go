@@ -235,12 +235,13 @@ const CallsSortKey = "tenant, server, tool, session_key, ts_ms, call_id"
 
 // sortOrder returns the indexes of keys ordered by CallsSortKey. The
 // (tenant, server, tool) prefix takes few values in a batch: each distinct
-// prefix is ranked once, and the sort compares a small key of rank, session,
-// time and id held next to its index.
+// prefix is ranked once, the calls are put in their prefix's bucket in
+// rank order (a counting sort), and each bucket is sorted by session, time
+// and id apart. A batch of many prefixes then compares a fraction of the
+// pairs that one sort of the whole batch compared.
 func sortOrder(calls []sortKey) []int32 {
 	type prefix struct{ tenant, server, tool string }
 	type key struct {
-		rank    uint32
 		i       int32
 		ts      int64
 		id      uint64
@@ -248,7 +249,7 @@ func sortOrder(calls []sortKey) []int32 {
 	}
 	ranks := make(map[prefix]uint32)
 	var prefixes []prefix
-	keys := make([]key, len(calls))
+	seen := make([]uint32, len(calls)) // each call's prefix, by first-seen number
 	for i := range calls {
 		c := &calls[i]
 		p := prefix{c.tenant, c.server, c.tool}
@@ -258,7 +259,7 @@ func sortOrder(calls []sortKey) []int32 {
 			ranks[p] = r
 			prefixes = append(prefixes, p)
 		}
-		keys[i] = key{rank: r, i: int32(i), ts: c.ts, id: c.id, session: c.session}
+		seen[i] = r
 	}
 	// Turn first-seen numbers into ranks in key order.
 	byKey := make([]uint32, len(prefixes))
@@ -279,21 +280,34 @@ func sortOrder(calls []sortKey) []int32 {
 	for r, first := range byKey {
 		rank[first] = uint32(r)
 	}
-	for i := range keys {
-		keys[i].rank = rank[keys[i].rank]
+	// Bucket bounds by rank, then the calls into their buckets.
+	start := make([]int32, len(prefixes)+1)
+	for i := range seen {
+		seen[i] = rank[seen[i]]
+		start[seen[i]+1]++
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.rank != b.rank {
-			return cmp.Compare(a.rank, b.rank)
-		}
-		if c := cmp.Compare(a.session, b.session); c != 0 {
-			return c
-		}
-		if a.ts != b.ts {
-			return cmp.Compare(a.ts, b.ts)
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	for r := range prefixes {
+		start[r+1] += start[r]
+	}
+	next := slices.Clone(start[:len(prefixes)])
+	keys := make([]key, len(calls))
+	for i := range calls {
+		c := &calls[i]
+		r := seen[i]
+		keys[next[r]] = key{i: int32(i), ts: c.ts, id: c.id, session: c.session}
+		next[r]++
+	}
+	for r := range prefixes {
+		slices.SortFunc(keys[start[r]:start[r+1]], func(a, b key) int {
+			if c := cmp.Compare(a.session, b.session); c != 0 {
+				return c
+			}
+			if a.ts != b.ts {
+				return cmp.Compare(a.ts, b.ts)
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+	}
 	order := make([]int32, len(keys))
 	for k := range keys {
 		order[k] = keys[k].i
