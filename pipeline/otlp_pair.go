@@ -71,8 +71,9 @@ func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
 	}
 	if idx == nil {
 		idx = make(map[linkKey]int, len(facts))
+	} else {
+		defer clear(idx)
 	}
-	defer clear(idx)
 	for i := range facts {
 		idx[makeLinkKey(facts[i].trace, facts[i].span)] = i
 	}

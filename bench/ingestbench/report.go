@@ -108,9 +108,13 @@ func (r *report) write(w io.Writer) {
 // turn, so a pair shares most of the machine's drift; the spread of the
 // ratios is what a before/after can claim.
 func (r *report) writePairs(w io.Writer) {
+	type at struct {
+		group, bin string
+		run        int
+	}
 	var groups []string
 	bins := map[string][]string{}
-	byRun := map[[3]string]result{}
+	byRun := map[at]result{}
 	for _, x := range r.runs {
 		if x.group == "" {
 			continue
@@ -121,19 +125,19 @@ func (r *report) writePairs(w io.Writer) {
 		if !slices.Contains(bins[x.group], x.bin) {
 			bins[x.group] = append(bins[x.group], x.bin)
 		}
-		k := [3]string{x.group, x.bin, fmt.Sprint(x.run)}
+		k := at{x.group, x.bin, x.run}
 		if _, ok := byRun[k]; !ok {
 			byRun[k] = x
 		}
 	}
 	header := false
 	for _, g := range groups {
-		for _, bin := range bins[g][min(1, len(bins[g])):] {
-			base := bins[g][0]
+		base := bins[g][0] // every group has a bin: it came from a run
+		for _, bin := range bins[g][1:] {
 			var cpu, rate []float64
 			for run := 1; run <= r.cfg.runs; run++ {
-				a, okA := byRun[[3]string{g, base, fmt.Sprint(run)}]
-				b, okB := byRun[[3]string{g, bin, fmt.Sprint(run)}]
+				a, okA := byRun[at{g, base, run}]
+				b, okB := byRun[at{g, bin, run}]
 				if !okA || !okB {
 					continue
 				}
@@ -161,6 +165,8 @@ func (r *report) writePairs(w io.Writer) {
 	}
 }
 
+// ratios formats xs with three decimals, separated by spaces; a dash for
+// none.
 func ratios(xs []float64) string {
 	if len(xs) == 0 {
 		return "–"
