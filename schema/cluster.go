@@ -19,6 +19,9 @@ import (
 //   - CREATE VIEW v AS SELECT ... FROM t reads the Distributed t.
 //   - ALTER TABLE t applies every command to t_local and the column
 //     commands (ADD, DROP, MODIFY, RENAME, COMMENT COLUMN) to t as well.
+//   - DROP TABLE [IF EXISTS] v drops a view that an earlier migration
+//     created, on every node; dropping a table has no translation (it
+//     would be two, its local and Distributed tables, and their data).
 //
 // Every statement gets ON CLUSTER <cluster> and names its tables with the
 // database, which the DDL worker of each node needs. Anything else is
@@ -46,9 +49,10 @@ const LocalSuffix = "_local"
 // database.
 func ClusterStatements(ms []Migration, cluster, database string) ([][]string, error) {
 	tables := map[string]bool{} // created by an earlier CREATE TABLE
+	views := map[string]bool{}  // created by an earlier CREATE [MATERIALIZED] VIEW, not dropped since
 	out := make([][]string, len(ms))
 	for i, m := range ms {
-		stmts, err := clusterDDL(m.SQL, cluster, database, tables)
+		stmts, err := clusterDDL(m.SQL, cluster, database, tables, views)
 		if err != nil {
 			return nil, fmt.Errorf("migration %s in cluster mode: %w", m.Name, err)
 		}
@@ -57,7 +61,7 @@ func ClusterStatements(ms []Migration, cluster, database string) ([][]string, er
 	return out, nil
 }
 
-func clusterDDL(sql, cluster, db string, tables map[string]bool) ([]string, error) {
+func clusterDDL(sql, cluster, db string, tables, views map[string]bool) ([]string, error) {
 	toks, err := lex(sql)
 	if err != nil {
 		return nil, err
@@ -67,13 +71,15 @@ func clusterDDL(sql, cluster, db string, tables map[string]bool) ([]string, erro
 	case p.keywords("CREATE", "TABLE"):
 		return p.createTable(cluster, db, tables)
 	case p.keywords("CREATE", "MATERIALIZED", "VIEW"):
-		return p.createView(cluster, db, tables, true)
+		return p.createView(cluster, db, tables, views, true)
 	case p.keywords("CREATE", "VIEW"):
-		return p.createView(cluster, db, tables, false)
+		return p.createView(cluster, db, tables, views, false)
 	case p.keywords("ALTER", "TABLE"):
 		return p.alterTable(cluster, db, tables)
+	case p.keywords("DROP", "TABLE"):
+		return p.dropView(cluster, db, views)
 	}
-	return nil, fmt.Errorf("cannot translate %q: cluster mode knows CREATE TABLE, CREATE [MATERIALIZED] VIEW and ALTER TABLE (schema/cluster.go)", p.head())
+	return nil, fmt.Errorf("cannot translate %q: cluster mode knows CREATE TABLE, CREATE [MATERIALIZED] VIEW, ALTER TABLE and DROP TABLE of a view (schema/cluster.go)", p.head())
 }
 
 // createTable translates CREATE TABLE [IF NOT EXISTS] t (...) ENGINE = ...
@@ -131,12 +137,13 @@ func (p *parser) createTable(cluster, db string, tables map[string]bool) ([]stri
 // createView translates CREATE [MATERIALIZED] VIEW [IF NOT EXISTS] v [TO t]
 // AS SELECT: a materialized view reads and writes local tables, a plain view
 // reads the Distributed ones.
-func (p *parser) createView(cluster, db string, tables map[string]bool, materialized bool) ([]string, error) {
+func (p *parser) createView(cluster, db string, tables, views map[string]bool, materialized bool) ([]string, error) {
 	p.ifNotExists()
 	name, nameTok, err := p.tableName()
 	if err != nil {
 		return nil, err
 	}
+	views[name] = true
 	edits := []edit{{nameTok, nameTok + 1, fmt.Sprintf("%s.%s ON CLUSTER %s", db, name, cluster)}}
 	suffix := ""
 	if materialized {
@@ -163,6 +170,28 @@ func (p *parser) createView(cluster, db string, tables map[string]bool, material
 		}
 	}
 	return []string{p.splice(edits...)}, nil
+}
+
+// dropView translates DROP TABLE [IF EXISTS] v, where v is a view an
+// earlier migration created: a materialized view runs on every node, so it
+// is dropped on every node.
+func (p *parser) dropView(cluster, db string, views map[string]bool) ([]string, error) {
+	p.keywords("IF", "EXISTS")
+	name, nameTok, err := p.tableName()
+	if err != nil {
+		return nil, err
+	}
+	if !views[name] {
+		return nil, fmt.Errorf("DROP TABLE %s: not a view created by an earlier migration; dropping a table has no cluster form here", name)
+	}
+	if p.at(";") {
+		p.pos++
+	}
+	if p.pos < len(p.toks) {
+		return nil, fmt.Errorf("DROP TABLE %s: unexpected %q after the name", name, p.toks[p.pos].text)
+	}
+	delete(views, name)
+	return []string{p.splice(edit{nameTok, nameTok + 1, fmt.Sprintf("%s.%s ON CLUSTER %s", db, name, cluster)})}, nil
 }
 
 // alterTable translates ALTER TABLE t <commands>.

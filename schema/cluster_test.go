@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -63,6 +64,13 @@ func TestClusterStatements(t *testing.T) {
 				"ALTER TABLE db.t ON CLUSTER c ADD COLUMN b UInt8 DEFAULT 0 AFTER a, COMMENT COLUMN a 'x, y'",
 			},
 		},
+		{
+			"DROP TABLE of a view an earlier migration created drops it on every node",
+			[]string{table, "CREATE TABLE r (a String) ENGINE = MergeTree ORDER BY a",
+				"CREATE MATERIALIZED VIEW IF NOT EXISTS r_mv TO r AS SELECT a FROM t",
+				"-- replaced\nDROP TABLE IF EXISTS r_mv;"},
+			[]string{"-- replaced\nDROP TABLE IF EXISTS db.r_mv ON CLUSTER c"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,11 +110,39 @@ func TestClusterStatementsRejectWhatHasNoClusterForm(t *testing.T) {
 		{"ALTER TABLE nowhere ADD COLUMN a String", "not a table created"},
 		{"INSERT INTO t (a) SELECT 'x'", "cannot translate"},
 		{"CREATE TABLE t (a String) ENGINE = MergeTree PRIMARY KEY a", "no ORDER BY"},
+		{"DROP TABLE IF EXISTS nowhere", "not a view created"},
 	}
 	for _, tt := range tests {
 		_, err := schema.ClusterStatements([]schema.Migration{{Version: 1, Name: "m.sql", SQL: tt.sql}}, "c", "db")
 		if err == nil || !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), "m.sql") {
 			t.Errorf("%s: got error %v, want one naming m.sql and %q", tt.sql, err, tt.reason)
+		}
+	}
+}
+
+// TestClusterStatementsDropOnlyViews: a table is two tables in cluster
+// mode (and its data), a view dropped once is gone, and a DROP names one
+// view and nothing else.
+func TestClusterStatementsDropOnlyViews(t *testing.T) {
+	const table = "CREATE TABLE t (a String) ENGINE = MergeTree ORDER BY a"
+	const view = "CREATE VIEW v AS SELECT a FROM t"
+	tests := []struct {
+		files  []string
+		reason string
+	}{
+		{[]string{table, "DROP TABLE t"}, "not a view created"},
+		{[]string{table, view, "DROP TABLE v", "DROP TABLE IF EXISTS v"}, "not a view created"},
+		{[]string{table, view, "DROP TABLE v SYNC"}, `unexpected "SYNC"`},
+	}
+	for _, tt := range tests {
+		var ms []schema.Migration
+		for i, f := range tt.files {
+			ms = append(ms, schema.Migration{Version: uint32(i + 1), Name: fmt.Sprintf("m%d.sql", i+1), SQL: f})
+		}
+		_, err := schema.ClusterStatements(ms, "c", "db")
+		last := ms[len(ms)-1].Name
+		if err == nil || !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), last) {
+			t.Errorf("%q: got error %v, want one naming %s and %q", tt.files, err, last, tt.reason)
 		}
 	}
 }
@@ -133,7 +169,7 @@ func TestEveryMigrationHasClusterDDL(t *testing.T) {
 				t.Errorf("%s: no cluster statements", m.Name)
 			}
 			for _, s := range stmts[i] {
-				if !strings.Contains(s, " ON CLUSTER mcplens ") {
+				if !strings.Contains(s+" ", " ON CLUSTER mcplens ") {
 					t.Errorf("%s: statement without ON CLUSTER: %s", m.Name, s)
 				}
 				if err := e.DB.Exec(context.Background(), "EXPLAIN AST "+s); err != nil {

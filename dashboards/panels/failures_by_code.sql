@@ -2,7 +2,7 @@
 -- interval (at least 5 minutes): the JSON-RPC code for protocol errors, else
 -- the server's own error code, else tool_error (isError results) or
 -- no_response. The code is computed at ingest by the view that feeds the
--- rollup calls_5m_classes (schema/010_calls_5m_classes_mv.sql); each call
+-- rollup calls_5m_classes (schema/018_calls_5m_classes_failed_mv.sql); each call
 -- counted once (docs/dashboards.md).
 SELECT
   toDateTime(intDiv(toUInt32(bucket), $__interval_s) * $__interval_s) AS time,

@@ -16,10 +16,11 @@
 -- category). A row needs min_chains chains (misflagged: calls).
 -- evidence_share is the recovered share of the chains, or for misflagged rows
 -- the misflagged share of the calls.
--- The misflagged rows come from the 5-minute rollup calls_5m_classes
--- (docs/dashboards.md), each call counted once: distinct call ids merged per
--- 5-minute bucket (which holds every copy of a call), the buckets' counts
--- added.
+-- The misflagged rows come from the 5-minute rollups (docs/dashboards.md),
+-- each call counted once: distinct call ids merged per 5-minute bucket (which
+-- holds every copy of a call), the buckets' counts added; the misflagged
+-- calls from calls_5m_classes, which holds failed and misflagged calls only,
+-- the calls of each tool and category from calls_5m.
 -- The calls are grouped in an inner query and the chain arrays computed from
 -- the group in the outer one: with the grouping and the lambdas in one
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
@@ -179,9 +180,22 @@ FROM (
     SELECT
       CAST(tool AS String) AS tool_m,
       CAST(category AS String) AS category_m,
-      uniqExactMergeIf(calls, misflagged = 1) AS mf,
-      uniqExactMerge(calls) AS n
+      uniqExactMerge(calls) AS mf,
+      toUInt64(0) AS n
     FROM calls_5m_classes
+    WHERE $__timeFilter(bucket)
+      AND misflagged = 1
+      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+      AND $__conditionalAll(server IN (${server:singlequote}), $server)
+      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+    GROUP BY tool_m, category_m, bucket
+    UNION ALL
+    SELECT
+      CAST(tool AS String) AS tool_m,
+      CAST(category AS String) AS category_m,
+      toUInt64(0) AS mf,
+      uniqExactMerge(calls) AS n
+    FROM calls_5m
     WHERE $__timeFilter(bucket)
       AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
       AND $__conditionalAll(server IN (${server:singlequote}), $server)
