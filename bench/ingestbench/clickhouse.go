@@ -99,6 +99,36 @@ func (ch *clickhouse) ddl(ctx context.Context) context.Context {
 	return ctx
 }
 
+// runFile runs the statements of the file at path in database db, in
+// order; a ';' at the end of a line ends a statement. A -variants sql=
+// entry uses it to change a run's schema (an older view, say) for a
+// before/after of the server's side.
+func (ch *clickhouse) runFile(ctx context.Context, db, path string) error {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("sql= variant: %w", err)
+	}
+	conn, err := chtest.Open(ch.addr, db)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	n := 0
+	for _, stmt := range strings.Split(string(text)+"\n", ";\n") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		n++
+		if err := conn.Exec(ch.ddl(ctx), stmt); err != nil {
+			return fmt.Errorf("%s, statement %d: %w", path, n, err)
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("sql= variant: %s holds no statement", path)
+	}
+	return nil
+}
+
 func (ch *clickhouse) dropDatabase(ctx context.Context, db string) {
 	_ = ch.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db)
 }

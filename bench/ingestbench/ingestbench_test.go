@@ -96,6 +96,8 @@ func TestParseVariant(t *testing.T) {
 			flags: []string{"-batch-size=10000"}, env: []string{"GOGC=200"}, label: "posters=16 -batch-size=10000 GOGC=200 ingest-old",
 			same: "posters=16 -batch-size=10000 GOGC=200"}, false},
 		{"payload=otlp bin=/tmp/old", variant{payload: "otlp", bin: "/tmp/old", label: "old"}, false},
+		{"payload=otlp sql=/tmp/x/old-view.sql -inserts=1", variant{payload: "otlp", sql: "/tmp/x/old-view.sql", flags: []string{"-inserts=1"},
+			label: "sql=old-view.sql -inserts=1", same: "-inserts=1"}, false},
 		{"payload=protobuf", variant{}, true},
 		{"posters=0", variant{}, true},
 		{"posters=many", variant{}, true},
@@ -107,13 +109,15 @@ func TestParseVariant(t *testing.T) {
 	}
 }
 
-// TestWritePairs: runs of one scenario with different ingest binaries are
-// compared run by run against the scenario's first binary; a scenario
-// with one binary, and a run without its pair, add nothing.
+// TestWritePairs: runs of one scenario with different builds (ingest
+// binaries, sql= files) are compared run by run against the scenario's
+// first build, the server's CPU where both runs measured it; a scenario
+// with one build, and a run without its pair, add nothing.
 func TestWritePairs(t *testing.T) {
 	res := func(group, bin string, run int, cpuMs, elapsedMs int64) result {
 		return result{scenario: group + ", " + bin, group: group, bin: bin, run: run, calls: 1000,
-			ingestCPU: time.Duration(cpuMs) * time.Millisecond, elapsed: time.Duration(elapsedMs) * time.Millisecond}
+			ingestCPU: time.Duration(cpuMs) * time.Millisecond, elapsed: time.Duration(elapsedMs) * time.Millisecond,
+			serverCPU: time.Duration(cpuMs/2) * time.Millisecond}
 	}
 	r := &report{cfg: &config{runs: 3}, runs: []result{
 		res("ingest otlp", "ingest-old", 1, 20, 100), res("ingest otlp", "ingest-new", 1, 18, 80),
@@ -121,19 +125,22 @@ func TestWritePairs(t *testing.T) {
 		res("ingest otlp", "ingest-old", 2, 20, 100), res("ingest otlp", "ingest-new", 2, 22, 125),
 		res("ingest otlp", "ingest-old", 3, 20, 100), res("ingest otlp", "ingest-new", 3, 19, 100),
 		res("ingest otlp", "ingest-other", 3, 30, 200), // no pair in runs 1 and 2
+		res("ingest ndjson", "ingest sql=old.sql", 1, 12, 100),
 	}}
+	r.runs[len(r.runs)-1].serverCPU = 0 // not measured: a dash
 	var out bytes.Buffer
 	r.writePairs(&out)
 	for _, want := range []string{
-		"| ingest otlp | ingest-old → ingest-new | 0.900 1.100 0.950 | 0.950 | 1.250 0.800 1.000 | 1.000 |",
-		"| ingest otlp | ingest-old → ingest-other | 1.500 | 1.500 | 0.500 | 0.500 |",
+		"| ingest otlp | ingest-old → ingest-new | 0.900 1.100 0.950 | 0.950 | 0.900 1.100 0.900 | 0.900 | 1.250 0.800 1.000 | 1.000 |",
+		"| ingest otlp | ingest-old → ingest-other | 1.500 | 1.500 | 1.500 | 1.500 | 0.500 | 0.500 |",
+		"| ingest ndjson | ingest → ingest sql=old.sql | 1.200 | 1.200 | – | – | 1.000 | 1.000 |",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no row %q in\n%s", want, out.String())
 		}
 	}
-	if strings.Contains(out.String(), "ingest ndjson") {
-		t.Errorf("a scenario with one binary was compared:\n%s", out.String())
+	if strings.Contains(out.String(), "| ingest ndjson | ingest → ingest |") {
+		t.Errorf("a build was compared with itself:\n%s", out.String())
 	}
 	var none bytes.Buffer
 	(&report{cfg: &config{runs: 1}, runs: []result{res("ingest ndjson", "ingest", 1, 10, 100)}}).writePairs(&none)

@@ -94,7 +94,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
-	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, otlp+gzip, otlp-linked, otlp-both) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
+	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, otlp+gzip, otlp-linked, otlp-both) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), sql=PATH runs the file's statements (';' at a line's end ends one) in the run's database after the schema (an older view, for a before/after of the server's side), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -300,9 +300,10 @@ type result struct {
 	ingestCPU time.Duration
 	serverCPU time.Duration
 	clientCPU time.Duration
-	// group is the scenario's name without its bin= entry, and bin the
-	// ingest binary's file name: runs of one group with different bins
-	// are compared run by run (report.writePairs).
+	// group is the scenario's name without its bin= and sql= entries, and
+	// bin the build: the ingest binary's file name, and " sql=" and the
+	// file's name when a sql= file changed the schema. Runs of one group
+	// with different builds are compared run by run (report.writePairs).
 	group, bin string
 	metrics    ingestMetrics
 	twice      int // calls stored as two rows (both sides, the first forgotten before the second came)
@@ -388,6 +389,7 @@ type variant struct {
 	rate    float64
 	payload string // name of the payload posted; "" is NDJSON
 	bin     string
+	sql     string // file of statements run in the run's database after the schema
 	flags   []string
 	env     []string
 	label   string
@@ -398,8 +400,10 @@ type variant struct {
 var payloadNames = []string{"ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"}
 
 // parseVariant reads one -variants entry: space-separated ingest flags,
-// with posters=N, payload=NAME, bin=PATH and NAME=value (environment)
-// entries.
+// with posters=N, payload=NAME, bin=PATH, sql=PATH and NAME=value
+// (environment) entries. bin= and sql= name the build compared (the
+// ingest binary, and statements that change the run's schema) and are left
+// out of same.
 func parseVariant(s string) (variant, error) {
 	var v variant
 	var label, same []string
@@ -420,6 +424,10 @@ func parseVariant(s string) (variant, error) {
 		case k == "bin":
 			v.bin = val
 			label = append(label, filepath.Base(val))
+			continue
+		case k == "sql":
+			v.sql = val
+			label = append(label, "sql="+filepath.Base(val))
 			continue
 		case !strings.HasPrefix(f, "-") && strings.Contains(f, "=") && strings.ToUpper(k) == k:
 			v.env = append(v.env, f)
@@ -449,6 +457,11 @@ func (b *bench) ingest(ctx context.Context, p *payload, v variant) (result, erro
 		return result{}, err
 	}
 	defer b.ch.dropDatabase(ctx, db)
+	if v.sql != "" {
+		if err := b.ch.runFile(ctx, db, v.sql); err != nil {
+			return result{}, err
+		}
+	}
 	name := scenarioName(p)
 	if v.label != "" {
 		name += ", " + v.label
@@ -469,6 +482,9 @@ func (b *bench) ingest(ctx context.Context, p *payload, v variant) (result, erro
 		defer os.RemoveAll(dir) // the spool and the log
 	}
 	res := result{scenario: name, wire: p.wireBytes, raw: p.rawBytes, group: scenarioName(p), bin: filepath.Base(bin)}
+	if v.sql != "" {
+		res.bin += " sql=" + filepath.Base(v.sql)
+	}
 	if v.same != "" {
 		res.group += ", " + v.same
 	}

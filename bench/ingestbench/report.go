@@ -102,9 +102,10 @@ func (r *report) write(w io.Writer) {
 }
 
 // writePairs compares, run by run, the scenarios that differ only in their
-// ingest binary (bin= in -variants, or -ingest-bin): each binary of a
-// group against the group's first, as the ratio of ingest CPU per call and
-// of calls/s in the same round of runs. The rounds run the scenarios in
+// build: the ingest binary (bin= in -variants, or -ingest-bin) and the
+// statements run on the schema (sql=): each build of a group against the
+// group's first, as the ratio of ingest CPU per call, of the server's CPU
+// per call and of calls/s in the same round of runs. The rounds run the scenarios in
 // turn, so a pair shares most of the machine's drift; the spread of the
 // ratios is what a before/after can claim.
 func (r *report) writePairs(w io.Writer) {
@@ -134,7 +135,7 @@ func (r *report) writePairs(w io.Writer) {
 	for _, g := range groups {
 		base := bins[g][0] // every group has a bin: it came from a run
 		for _, bin := range bins[g][1:] {
-			var cpu, rate []float64
+			var cpu, server, rate []float64
 			for run := 1; run <= r.cfg.runs; run++ {
 				a, okA := byRun[at{g, base, run}]
 				b, okB := byRun[at{g, bin, run}]
@@ -144,19 +145,24 @@ func (r *report) writePairs(w io.Writer) {
 				if a.ingestCPU > 0 && b.ingestCPU > 0 {
 					cpu = append(cpu, perCall(b.ingestCPU, b.calls)/perCall(a.ingestCPU, a.calls))
 				}
+				if a.serverCPU > 0 && b.serverCPU > 0 {
+					server = append(server, perCall(b.serverCPU, b.calls)/perCall(a.serverCPU, a.calls))
+				}
 				rate = append(rate, b.rate()/a.rate())
 			}
 			if len(rate) == 0 {
 				continue
 			}
 			if !header {
-				fmt.Fprintln(w, "Binaries compared run by run (each against the first of its scenario; below 1 is less CPU, above 1 more calls/s):")
+				fmt.Fprintln(w, "Builds (ingest binary, sql= file) compared run by run (each against the first of its scenario; below 1 is less CPU, above 1 more calls/s):")
 				fmt.Fprintln(w)
-				fmt.Fprintln(w, "| scenario | binaries | ingest CPU µs/call, ratio per run | median | calls/s, ratio per run | median |")
-				fmt.Fprintln(w, "|---|---|---|---:|---|---:|")
+				fmt.Fprintln(w, "| scenario | builds | ingest CPU µs/call, ratio per run | median | server CPU µs/call, ratio per run | median | calls/s, ratio per run | median |")
+				fmt.Fprintln(w, "|---|---|---|---:|---|---:|---|---:|")
 				header = true
 			}
-			fmt.Fprintf(w, "| %s | %s → %s | %s | %s | %s | %s |\n", g, base, bin, ratios(cpu), orDash(len(cpu) > 0, fmt.Sprintf("%.3f", medianOf(cpu))),
+			fmt.Fprintf(w, "| %s | %s → %s | %s | %s | %s | %s | %s | %s |\n", g, base, bin,
+				ratios(cpu), orDash(len(cpu) > 0, fmt.Sprintf("%.3f", medianOf(cpu))),
+				ratios(server), orDash(len(server) > 0, fmt.Sprintf("%.3f", medianOf(server))),
 				ratios(rate), fmt.Sprintf("%.3f", medianOf(rate)))
 		}
 	}
