@@ -54,6 +54,37 @@ func TestIngestBenchOnlyRunsTheSelectedScenarios(t *testing.T) {
 	}
 }
 
+// TestIngestBenchSQLVariant: a sql= file's statements run, in order, in
+// the run's database before ingest starts (a failing one stops the run,
+// naming the file and the statement), and its runs are compared with the
+// same scenario's without it.
+func TestIngestBenchSQLVariant(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "old-view.sql")
+	if err := os.WriteFile(good, []byte("-- the view of migration 010 back\nDROP TABLE calls_5m_classes_failed_mv;\nCREATE MATERIALIZED VIEW calls_5m_classes_mv TO calls_5m_classes AS\nSELECT bucket, tenant, server, tool, category, is_failure, misflagged, code, calls\nFROM (SELECT toDateTime(intDiv(toUInt32(ts), 300) * 300, 'UTC') AS bucket, tenant, server, tool, category, is_failure, misflagged, '' AS code, uniqExactState(call_id) AS calls\n  FROM calls GROUP BY bucket, tenant, server, tool, category, is_failure, misflagged)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.sql")
+	if err := os.WriteFile(bad, []byte("SELECT 1;\nDROP TABLE no_such_view;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, log bytes.Buffer
+	args := []string{"-calls", "300", "-runs", "1", "-only", "-inserts=3", "-variants", "-inserts=3;sql=" + good + " -inserts=3"}
+	if err := run(context.Background(), args, &out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for _, want := range []string{"| ingest ndjson, sql=old-view.sql -inserts=3 |", "| ingest ndjson, -inserts=3 | ingest → ingest sql=old-view.sql |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	args = []string{"-calls", "300", "-runs", "1", "-only", "sql=", "-variants", "sql=" + bad}
+	err := run(context.Background(), args, &out, &log)
+	if err == nil || !strings.Contains(err.Error(), "bad.sql, statement 2") {
+		t.Errorf("a failing statement: got error %v, want one naming bad.sql, statement 2", err)
+	}
+}
+
 // TestIngestBenchProfiles runs the in-process profile mode on a tiny input,
 // on NDJSON by default and on the payload -only names, and checks that it
 // writes both profiles.
