@@ -142,12 +142,13 @@ func (r *report) writePairs(w io.Writer) {
 				if !okA || !okB {
 					continue
 				}
-				if a.ingestCPU > 0 && b.ingestCPU > 0 {
-					cpu = append(cpu, perCall(b.ingestCPU, b.calls)/perCall(a.ingestCPU, a.calls))
+				perCallRatio := func(dst *[]float64, ofA, ofB time.Duration) {
+					if ofA > 0 && ofB > 0 { // 0: not measured
+						*dst = append(*dst, perCall(ofB, b.calls)/perCall(ofA, a.calls))
+					}
 				}
-				if a.serverCPU > 0 && b.serverCPU > 0 {
-					server = append(server, perCall(b.serverCPU, b.calls)/perCall(a.serverCPU, a.calls))
-				}
+				perCallRatio(&cpu, a.ingestCPU, b.ingestCPU)
+				perCallRatio(&server, a.serverCPU, b.serverCPU)
 				rate = append(rate, b.rate()/a.rate())
 			}
 			if len(rate) == 0 {
@@ -160,15 +161,18 @@ func (r *report) writePairs(w io.Writer) {
 				fmt.Fprintln(w, "|---|---|---|---:|---|---:|---|---:|")
 				header = true
 			}
-			fmt.Fprintf(w, "| %s | %s → %s | %s | %s | %s | %s | %s | %s |\n", g, base, bin,
-				ratios(cpu), orDash(len(cpu) > 0, fmt.Sprintf("%.3f", medianOf(cpu))),
-				ratios(server), orDash(len(server) > 0, fmt.Sprintf("%.3f", medianOf(server))),
-				ratios(rate), fmt.Sprintf("%.3f", medianOf(rate)))
+			fmt.Fprintf(w, "| %s | %s → %s | %s | %s | %s |\n", g, base, bin, ratioCells(cpu), ratioCells(server), ratioCells(rate))
 		}
 	}
 	if header {
 		fmt.Fprintln(w)
 	}
+}
+
+// ratioCells is two table cells: the ratios of xs and their median, dashes
+// for none.
+func ratioCells(xs []float64) string {
+	return ratios(xs) + " | " + orDash(len(xs) > 0, fmt.Sprintf("%.3f", medianOf(xs)))
 }
 
 // ratios formats xs with three decimals, separated by spaces; a dash for
