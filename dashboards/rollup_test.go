@@ -88,6 +88,16 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 		t.Fatalf("only %d panels have a FINAL form in testdata/final", len(targets))
 	}
 	r := macroRange{from: traffic.DefaultStart.Add(-time.Hour), to: traffic.DefaultStart.Add(23 * time.Hour), interval: 5 * time.Minute}
+	expand := func(t *testing.T, tg panelTarget, sql string) string {
+		pr := r
+		pr.interval = max(pr.interval, tg.minInterval)
+		if tg.file == "invalid_argument_spikes" {
+			// A range that starts after the first hours of traffic, so
+			// that the baseline before it comes from the rollup.
+			pr.from = traffic.DefaultStart.Add(2 * time.Hour)
+		}
+		return expandPanel(t, sql, tg.vars, nil, pr)
+	}
 	compare := func(t *testing.T, e *chtest.Engine, onlyExact bool) {
 		for _, tg := range targets {
 			if onlyExact && !exactUnderReclassification[tg.file] {
@@ -97,15 +107,8 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pr := r
-			pr.interval = max(pr.interval, tg.minInterval)
-			if tg.file == "invalid_argument_spikes" {
-				// A range that starts after the first hours of traffic, so
-				// that the baseline before it comes from the rollup.
-				pr.from = traffic.DefaultStart.Add(2 * time.Hour)
-			}
-			_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, pr))
-			_, want := query(t, e, expandPanel(t, string(final), tg.vars, nil, pr))
+			_, got := query(t, e, expand(t, tg, tg.sql))
+			_, want := query(t, e, expand(t, tg, string(final)))
 			if len(want) == 0 {
 				t.Errorf("%s: no rows; the comparison would prove nothing", tg.file)
 			}
@@ -132,6 +135,21 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			t.Fatal("the current folds record no copied call; the folded comparison would prove nothing")
 		}
 	}
+	// foldReaders answers every panel that reads the folds, canonically,
+	// by file.
+	foldReaders := func(t *testing.T, e *chtest.Engine) map[string]string {
+		out := map[string]string{}
+		for _, tg := range targets {
+			if strings.Contains(tg.sql, "calls_5m_current_folds") {
+				_, rows := query(t, e, expand(t, tg, tg.sql))
+				out[tg.file] = canonical(rows)
+			}
+		}
+		if len(out) < 8 {
+			t.Fatalf("only %d panels with a FINAL form read the folds", len(out))
+		}
+		return out
+	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			// The copies stay unmerged until OPTIMIZE, so that the folds
@@ -146,8 +164,17 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			compare(t, e, false)
 			e.Insert(t, reclassified) // the folds of the hours it touches are no longer current
 			compare(t, e, true)
+			unfolded := foldReaders(t, e)
 			fold(t, e)
 			compare(t, e, true)
+			// The folds are the rollup's counts, not the raw calls': the
+			// panels that read them answer as the rollup's states do,
+			// reclassified calls included, which their FINAL forms do not.
+			for file, want := range unfolded {
+				if got := foldReaders(t, e)[file]; got != want {
+					t.Errorf("%s over folded hours differs from its answer over calls_5m's states:\n got %s\nwant %s", file, got, want)
+				}
+			}
 			// Folds that list no copies, as those made before
 			// calls_copies_folded existed: their hours are searched raw.
 			if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE calls_copies_folded"); err != nil {
@@ -161,6 +188,30 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 				t.Fatal(err)
 			}
 			compare(t, e, true)
+			// The panels that read calls_5m_folded take their folded hours
+			// from it: counts added to the current folds' rows (every call
+			// once more, as INVALID_ARGUMENT, and every success once more
+			// as EMPTY_RESULT) change each of their answers.
+			before := foldReaders(t, e)
+			err := e.DB.Exec(context.Background(), `INSERT INTO calls_5m_folded (hour, fold, tenant, server, tool, bucket, calls, invalid, ok, empty, identities, latest_invalid)
+				SELECT hour, fold, tenant, server, tool, bucket, calls, calls, 0, ok, 0, 0
+				FROM calls_5m_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := foldReaders(t, e)
+			n := 0
+			for _, tg := range targets {
+				if strings.Contains(tg.sql, "FROM calls_5m_folded") {
+					n++
+					if after[tg.file] == before[tg.file] {
+						t.Errorf("%s answers as before with its folded hours' counts changed: it does not read them", tg.file)
+					}
+				}
+			}
+			if n < 6 {
+				t.Errorf("only %d panels read calls_5m_folded", n)
+			}
 		})
 	}
 }
