@@ -17,10 +17,14 @@
 -- evidence_share is the recovered share of the chains, or for misflagged rows
 -- the misflagged share of the calls.
 -- The misflagged rows come from the 5-minute rollups (docs/dashboards.md),
--- each call counted once: distinct call ids merged per 5-minute bucket (which
--- holds every copy of a call), the buckets' counts added; the misflagged
--- calls from calls_5m_classes, which holds failed and misflagged calls only,
--- the calls of each tool and category from calls_5m.
+-- each call counted once: distinct call ids merged per tool and category
+-- over the range; the misflagged calls from calls_5m_classes, which holds
+-- failed and misflagged calls only, the calls of each tool and category
+-- that has misflagged calls in the range from calls_5m (min_chains is at
+-- least 2, so no other can make a row). Merged per 5-minute bucket as well,
+-- with every tool and category's calls, this half took 1.0-1.4 s with
+-- 1,820 tool names over 24 h of 10M calls on 18.16, 0.13-0.25 s now
+-- (BENCHMARKS.md, twenty-sixth round).
 -- The calls are grouped in an inner query and the chain arrays computed from
 -- the group in the outer one: with the grouping and the lambdas in one
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
@@ -188,7 +192,7 @@ FROM (
       AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
       AND $__conditionalAll(server IN (${server:singlequote}), $server)
       AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-    GROUP BY tool_m, category_m, bucket
+    GROUP BY tool_m, category_m
     UNION ALL
     SELECT
       CAST(tool AS String) AS tool_m,
@@ -200,7 +204,15 @@ FROM (
       AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
       AND $__conditionalAll(server IN (${server:singlequote}), $server)
       AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-    GROUP BY tool_m, category_m, bucket
+      AND (tool, category) GLOBAL IN (
+        SELECT tool, category
+        FROM calls_5m_classes
+        WHERE $__timeFilter(bucket)
+          AND misflagged = 1
+          AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+          AND $__conditionalAll(server IN (${server:singlequote}), $server)
+          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
+    GROUP BY tool_m, category_m
   )
   GROUP BY tool_m, category_m
   HAVING calls_m >= ${min_chains}
