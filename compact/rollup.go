@@ -20,6 +20,8 @@ var (
 	foldRollupHourSumsSQL string
 	//go:embed fold_copies_hour.sql
 	foldCopiesHourSQL string
+	//go:embed fold_latest_hour.sql
+	foldLatestHourSQL string
 	//go:embed record_rollup_fold.sql
 	recordRollupFoldSQL string
 	//go:embed superseded_rollup_folds.sql
@@ -32,6 +34,8 @@ var (
 	dropRollupFoldSumsSQL string
 	//go:embed drop_rollup_fold_copies.sql
 	dropRollupFoldCopiesSQL string
+	//go:embed drop_rollup_fold_latest.sql
+	dropRollupFoldLatestSQL string
 )
 
 // RollupResult is what one RollupHours call did.
@@ -51,17 +55,20 @@ type RollupResult struct {
 // RollupHours folds each complete UTC hour of the span before now's hour
 // whose calls changed since its latest fold into plain counts per tenant,
 // server, tool and 5-minute bucket (calls_5m_folded), their sums per hour
-// (calls_1h_folded, for readers whose buckets are whole hours), and the
-// list of the call ids it stores more than once (calls_copies_folded):
-// readers of a long baseline add those up instead of merging seven days of
-// uniqExact states, the spikes panel its range's distinct calls and latest
-// INVALID_ARGUMENT ingests instead of grouping the raw calls, and the
-// readers that set re-ingested copies aside look their call ids up instead
-// of grouping every call id of the hour (schema/013_calls_5m_folded.sql,
-// 016_calls_1h_folded.sql, 017_calls_copies_folded.sql). An hour is folded
-// when calls brought rows to it since the migration that counts them
+// (calls_1h_folded, for readers whose buckets are whole hours), the list
+// of the call ids it stores more than once (calls_copies_folded) and their
+// latest ingests (calls_latest_folded): readers of a long baseline add
+// those up instead of merging seven days of uniqExact states, the spikes
+// panel its range's distinct calls and latest INVALID_ARGUMENT ingests
+// instead of grouping the raw calls, the readers that set re-ingested copies
+// aside look their call ids up instead of grouping every call id of the
+// hour, and empty results weighs their rows by the latest ingest
+// (schema/013_calls_5m_folded.sql, 016_calls_1h_folded.sql,
+// 017_calls_copies_folded.sql, 020_calls_latest_folded.sql). An hour is
+// folded when calls brought rows to it since the migration that counts them
 // (calls_hour_inserts), its insert count has no fold yet (or only one made
-// before the folds listed their hour's copies), and its last insert, by
+// before the folds listed their hour's copies and their latest ingests),
+// and its last insert, by
 // the server's clock, is at least settle before now (settle covers the
 // clocks' skew too); a fold whose hour took an insert while it ran is not
 // recorded and is made again by a later run. It is idempotent: a second
@@ -160,6 +167,7 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint6
 		{foldRollupHourSQL, "fold rollup hour"},
 		{foldRollupHourSumsSQL, "sum rollup hour"},
 		{foldCopiesHourSQL, "list copied calls of hour"},
+		{foldLatestHourSQL, "record copied calls' latest ingests of hour"},
 	} {
 		if err := db.Exec(ctx, step.q, at...); err != nil {
 			return 0, false, fmt.Errorf("%s %s: %w", step.what, hour.Format(time.RFC3339), err)
@@ -215,7 +223,7 @@ func dropSuperseded(ctx context.Context, db DB, current []madeFold) (int, error)
 		return 0, nil
 	}
 	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: old}))
-	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL} {
+	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL} {
 		if err := db.Exec(ctx, q, at...); err != nil {
 			return 0, fmt.Errorf("delete superseded rollup folds: %w", err)
 		}

@@ -1,7 +1,8 @@
 -- The folds of the hours in [@from_s, @to_s) already made: each hour and
--- insert count that has one which lists its hour's copies (its mark, call
--- id 0, in calls_copies_folded). A fold made before calls_copies_folded
--- existed lists none, and RollupHours folds its hour again, once.
+-- insert count that has one which lists its hour's copies and their latest
+-- ingests (its marks, call id 0, in calls_copies_folded and
+-- calls_latest_folded). A fold made before either table existed lacks its
+-- mark, and RollupHours folds its hour again, once.
 SELECT DISTINCT
   toInt64(toUInt32(hour)) AS hour_s,
   inserts
@@ -10,4 +11,8 @@ WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
   AND (hour, fold) IN (
     SELECT hour, fold
     FROM calls_copies_folded
+    WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND call_id = 0)
+  AND (hour, fold) IN (
+    SELECT hour, fold
+    FROM calls_latest_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND call_id = 0)

@@ -36,8 +36,9 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 }
 
 // foldedCells reads, per bucket of day, the counts of its hour's current
-// fold, per hour its sums (calls_1h_folded, lines starting "1h") and its
-// copied call ids (calls_copies_folded, lines starting "copied"), and what
+// fold, per hour its sums (calls_1h_folded, lines starting "1h"), its
+// copied call ids (calls_copies_folded, lines starting "copied") and their
+// latest ingests (calls_latest_folded, "latest"), and what
 // they must be: calls_5m's merged states for the rollup's counts, and for
 // the raw ones the distinct calls among inserted and those whose latest
 // ingest is INVALID_ARGUMENT, and the call ids inserted more than once and
@@ -93,6 +94,20 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, c := range copied {
 		folded = append(folded, fmt.Sprintf("copied %d %d", c.Hour, c.CallID))
 	}
+	var latestIngests []struct {
+		Hour     int64  `ch:"hour_s"`
+		CallID   uint64 `ch:"call_id"`
+		LatestMs int64  `ch:"latest_ms"`
+		Copies   uint64 `ch:"copies"`
+	}
+	if err := e.DB.Select(context.Background(), &latestIngests, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, call_id, latest_ms, copies
+		FROM calls_latest_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range latestIngests {
+		folded = append(folded, fmt.Sprintf("latest %d %d %d %d", c.Hour, c.CallID, c.LatestMs, c.Copies))
+	}
 	// The copied call ids: those inserted more than once in an hour of day,
 	// and 0, the mark of a fold that lists them, in every hour with calls.
 	rows := map[[2]int64]int{}
@@ -106,6 +121,33 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 		if n > 1 {
 			want = append(want, fmt.Sprintf("copied %d %d", k[0], k[1]))
 		}
+	}
+	// Their latest ingests: the largest IngestedMs of the copied call's
+	// rows and how many rows carry it; 0 0 with the mark, call id 0.
+	type ingests struct {
+		latest int64
+		copies int
+	}
+	latestOf := map[[2]int64]ingests{}
+	for _, c := range inserted {
+		k := [2]int64{c.Time.Unix() / 3600 * 3600, int64(c.CallID)}
+		if rows[k] < 2 {
+			continue
+		}
+		switch l := latestOf[k]; {
+		case l.copies == 0 || c.IngestedMs > l.latest:
+			latestOf[k] = ingests{c.IngestedMs, 1}
+		case c.IngestedMs == l.latest:
+			latestOf[k] = ingests{l.latest, l.copies + 1}
+		}
+	}
+	for k, n := range rows {
+		if k[1] == 0 && n > 1 {
+			latestOf[k] = ingests{}
+		}
+	}
+	for k, l := range latestOf {
+		want = append(want, fmt.Sprintf("latest %d %d %d %d", k[0], k[1], l.latest, l.copies))
 	}
 	// The raw counts: each call's latest copy, by identity.
 	latest := map[[3]string]pipeline.Call{}
@@ -267,56 +309,58 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 }
 
 // TestRollupHoursFoldsAgainWhatListsNoCopies: folds made before the folds
-// listed their hour's copies (calls_copies_folded emptied, as it is after
-// the upgrade that adds it) are made again at the same insert count by the
-// next run, which then lists the copies and deletes the older folds; a run
-// after that folds nothing.
+// listed their hour's copies or their latest ingests (calls_copies_folded
+// or calls_latest_folded emptied, as each is after the upgrade that adds
+// it) are made again at the same insert count by the next run, which then
+// lists them and deletes the older folds; a run after that folds nothing.
 func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	for _, e := range chtest.Engines(t) {
-		t.Run(e.Name, func(t *testing.T) {
-			if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
-				t.Fatal(err)
-			}
-			calls := mixedCalls(day, 60, 1, 1)
-			again := mixedCalls(day, 60, 1, 2)[:20] // copies in the first hours
-			e.Insert(t, calls)
-			e.Insert(t, again)
-			inserted := append(calls, again...)
-			hours := hoursOf(inserted, time.Now())
-			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, hours) {
-				t.Fatalf("first run: %v %v, want %v folded", res, err, hours)
-			}
-			if err := e.DB.Exec(ctx, "TRUNCATE TABLE calls_copies_folded"); err != nil {
-				t.Fatal(err)
-			}
-			res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
-			if err != nil || !slices.Equal(res.Folded, hours) || res.Superseded != len(hours) {
-				t.Fatalf("after the lists were emptied: %v %v, want %v folded again and their %d first folds superseded", res, err, hours, len(hours))
-			}
-			if folded, want := foldedCells(t, e, day, inserted); !slices.Equal(folded, want) {
-				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
-			}
-			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
-				var n []struct {
-					Folds uint64 `ch:"folds_n"`
-					Rows  uint64 `ch:"rows_n"`
-				}
-				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n"); err != nil {
+	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded"} {
+		for _, e := range chtest.Engines(t) {
+			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
+				if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
 					t.Fatal(err)
 				}
-				if n[0].Folds == uint64(len(hours)) && n[0].Rows == uint64(len(hours)) {
-					break
+				calls := mixedCalls(day, 60, 1, 1)
+				again := mixedCalls(day, 60, 1, 2)[:20] // copies in the first hours
+				e.Insert(t, calls)
+				e.Insert(t, again)
+				inserted := append(calls, again...)
+				hours := hoursOf(inserted, time.Now())
+				if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, hours) {
+					t.Fatalf("first run: %v %v, want %v folded", res, err, hours)
 				}
-				if time.Since(start) > time.Minute {
-					t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want %d of each", n[0].Folds, n[0].Rows, len(hours))
+				if err := e.DB.Exec(ctx, "TRUNCATE TABLE "+emptied); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
-				t.Fatalf("third run: %v %v, want nothing folded", res, err)
-			}
-		})
+				res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+				if err != nil || !slices.Equal(res.Folded, hours) || res.Superseded != len(hours) {
+					t.Fatalf("after the lists were emptied: %v %v, want %v folded again and their %d first folds superseded", res, err, hours, len(hours))
+				}
+				if folded, want := foldedCells(t, e, day, inserted); !slices.Equal(folded, want) {
+					t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+				}
+				for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+					var n []struct {
+						Folds uint64 `ch:"folds_n"`
+						Rows  uint64 `ch:"rows_n"`
+					}
+					if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n"); err != nil {
+						t.Fatal(err)
+					}
+					if n[0].Folds == uint64(len(hours)) && n[0].Rows == uint64(len(hours)) {
+						break
+					}
+					if time.Since(start) > time.Minute {
+						t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want %d of each", n[0].Folds, n[0].Rows, len(hours))
+					}
+				}
+				if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
+					t.Fatalf("third run: %v %v, want nothing folded", res, err)
+				}
+			})
+		}
 	}
 }
 
@@ -357,7 +401,8 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	}{
 		{1, "sum rollup hour "},
 		{2, "list copied calls of hour "},
-		{3, "record rollup fold of "},
+		{3, "record copied calls' latest ingests of hour "},
+		{4, "record rollup fold of "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {

@@ -137,7 +137,9 @@ func TestEveryAnalyticCountsAReplayedCallOnce(t *testing.T) {
 // first two hours' failed calls, whose folds it makes stale (those hours'
 // copies found among the raw calls, the others' in the folds), and then
 // with folds that list no copies, as those made before calls_copies_folded
-// existed (every hour's copies found among the raw calls). The rollup is left out: it counts a
+// and calls_latest_folded existed (every hour's copies found among the raw
+// calls). The latest ingest is inserted twice, too, as a spool replayed
+// after a crash inserts it. The rollup is left out: it counts a
 // reclassified call under both categories (schema/004_calls_5m.sql). The
 // spikes whose baseline comes from the rollup stay the same before and
 // after the merge (the rollup does not change), but their baseline is not
@@ -182,6 +184,15 @@ func TestEveryAnalyticKeepsTheLatestIngest(t *testing.T) {
 			first := allAnswers(t, e.DB, f)
 			e.Insert(t, replay)
 			latest := allAnswers(t, e.DB, f)
+			// The latest ingest inserted twice (a spool replayed after a
+			// crash): its copies are the same call once more.
+			e.Insert(t, replay)
+			twice := allAnswers(t, e.DB, f)
+			for name := range latest {
+				if !reflect.DeepEqual(latest[name], twice[name]) {
+					t.Errorf("%s with the latest ingest inserted twice differs from once:\n once %+v\ntwice %+v", name, latest[name], twice[name])
+				}
+			}
 			// Every hour folded: the readers take the copied call ids of
 			// the folds instead of grouping the raw call ids.
 			res, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(f.From)+48*time.Hour, 0)
@@ -198,6 +209,12 @@ func TestEveryAnalyticKeepsTheLatestIngest(t *testing.T) {
 			if copied[0].N != uint64(len(replay)) || copied[0].Marks != uint64(len(res.Folded)) {
 				t.Fatalf("%d copied calls and %d marks in the current folds, want the %d replayed and one a fold", copied[0].N, copied[0].Marks, len(replay))
 			}
+			if err := e.DB.Select(ctx, &copied, "SELECT countIf(call_id != 0 AND copies = 2) AS n, countIf(call_id = 0) AS marks FROM calls_latest_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)"); err != nil {
+				t.Fatal(err)
+			}
+			if copied[0].N != uint64(len(replay)) || copied[0].Marks != uint64(len(res.Folded)) {
+				t.Fatalf("%d latest ingests stored twice and %d marks in the current folds, want the %d replayed and one a fold", copied[0].N, copied[0].Marks, len(replay))
+			}
 			folded := allAnswers(t, e.DB, f)
 			for name := range latest {
 				if !reflect.DeepEqual(latest[name], folded[name]) {
@@ -209,9 +226,12 @@ func TestEveryAnalyticKeepsTheLatestIngest(t *testing.T) {
 			e.Insert(t, again)
 			latest = allAnswers(t, e.DB, f)
 			// Folds that list no copies, as those made before
-			// calls_copies_folded existed: their hours are searched raw.
-			if err := e.DB.Exec(ctx, "TRUNCATE TABLE calls_copies_folded"); err != nil {
-				t.Fatal(err)
+			// calls_copies_folded and calls_latest_folded existed: their
+			// hours are searched raw.
+			for _, table := range []string{"calls_copies_folded", "calls_latest_folded"} {
+				if err := e.DB.Exec(ctx, "TRUNCATE TABLE "+table); err != nil {
+					t.Fatal(err)
+				}
 			}
 			unlisted := allAnswers(t, e.DB, f)
 			for name := range latest {

@@ -92,6 +92,7 @@ var tables = []table{
 	{"calls_1h_folded", "hour", true},
 	{"calls_5m_folds", "hour", true},
 	{"calls_copies_folded", "hour", false},
+	{"calls_latest_folded", "hour", false},
 }
 
 // Result is what one Apply did.

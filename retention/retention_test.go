@@ -61,8 +61,8 @@ func TestRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 			if e.Modern() {
-				if res.Mode != "ttl" || len(res.Changed) != 9 {
-					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 9 tables", res.Mode, res.Changed)
+				if res.Mode != "ttl" || len(res.Changed) != 10 {
+					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 10 tables", res.Mode, res.Changed)
 				}
 				var ddl []struct {
 					S string `ch:"s"`
