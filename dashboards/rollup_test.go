@@ -41,7 +41,8 @@ var exactUnderReclassification = map[string]bool{
 // testdata/final/<panel>.sql is each such panel's SQL as it was with FINAL:
 // every call once, as its latest ingest, the definition. Generated traffic
 // is ingested once, then a quarter of it again unchanged (a client
-// resending): every panel must equal its FINAL form. Then a fifth is
+// resending), then that quarter's ingest inserted a second time: every
+// panel must equal its FINAL form. Then a fifth is
 // ingested a third time with another classification (a rules change): the
 // panels of exactUnderReclassification must still equal it. Each state is
 // compared again once the complete hours are folded (compact.RollupHours),
@@ -119,7 +120,8 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 	}
 	// fold folds every complete hour, as the retention job does: the
 	// panels that set re-ingested copies aside then find them in the folds
-	// (calls_copies_folded) instead of grouping the raw call ids.
+	// (calls_copies_folded, calls_latest_folded) instead of grouping the raw
+	// call ids.
 	fold := func(t *testing.T, e *chtest.Engine) {
 		ctx := context.Background()
 		if _, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(r.from)+48*time.Hour, 0); err != nil {
@@ -128,11 +130,13 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 		var n []struct {
 			N uint64 `ch:"n"`
 		}
-		if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM calls_copies_folded WHERE call_id != 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)"); err != nil {
-			t.Fatal(err)
-		}
-		if n[0].N == 0 {
-			t.Fatal("the current folds record no copied call; the folded comparison would prove nothing")
+		for _, table := range []string{"calls_copies_folded", "calls_latest_folded"} {
+			if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM "+table+" WHERE call_id != 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)"); err != nil {
+				t.Fatal(err)
+			}
+			if n[0].N == 0 {
+				t.Fatalf("the current folds record no copied call in %s; the folded comparison would prove nothing", table)
+			}
 		}
 	}
 	// foldReaders answers every panel that reads the folds, canonically,
@@ -160,6 +164,10 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			e.Insert(t, calls)
 			e.Insert(t, replay)
 			compare(t, e, false)
+			// The resent quarter inserted twice (a spool replayed after a
+			// crash): the same copies once more.
+			e.Insert(t, replay)
+			compare(t, e, false)
 			fold(t, e)
 			compare(t, e, false)
 			e.Insert(t, reclassified) // the folds of the hours it touches are no longer current
@@ -176,9 +184,12 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 				}
 			}
 			// Folds that list no copies, as those made before
-			// calls_copies_folded existed: their hours are searched raw.
-			if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE calls_copies_folded"); err != nil {
-				t.Fatal(err)
+			// calls_copies_folded and calls_latest_folded existed: their
+			// hours are searched raw.
+			for _, table := range []string{"calls_copies_folded", "calls_latest_folded"} {
+				if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE "+table); err != nil {
+					t.Fatal(err)
+				}
 			}
 			compare(t, e, true)
 			if err := e.DB.Exec(context.Background(), "SYSTEM START MERGES calls"); err != nil {
