@@ -68,14 +68,13 @@ type RollupResult struct {
 // folded when calls brought rows to it since the migration that counts them
 // (calls_hour_inserts), its insert count has no fold yet (or only one made
 // before the folds listed their hour's copies and their latest ingests),
-// and its last insert, by
-// the server's clock, is at least settle before now (settle covers the
-// clocks' skew too); a fold whose hour took an insert while it ran is not
-// recorded and is made again by a later run. It is idempotent: a second
-// run with nothing inserted folds nothing. Readers ignore any fold whose
-// insert count is no longer the hour's, so a late insert into a folded hour
-// sends them back to calls_5m and the raw calls until the hour is folded
-// again. It needs a single server, as Days does.
+// and its last insert, by the server's clock, is at least settle before
+// now (settle covers the clocks' skew too); a fold whose hour took an
+// insert while it ran is not recorded and is made again by a later run. It
+// is idempotent: a second run with nothing inserted folds nothing. Readers
+// ignore any fold whose insert count is no longer the hour's, so a late
+// insert into a folded hour sends them back to calls_5m and the raw calls
+// until the hour is folded again. It needs a single server, as Days does.
 func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Duration) (RollupResult, error) {
 	start := time.Now()
 	var res RollupResult
