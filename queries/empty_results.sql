@@ -17,7 +17,8 @@
 -- pairs in a second pass, as overview.sql does for its counts, read every
 -- argument array of the range twice, since the copies lie in every granule:
 -- with 1,820 tool names over the 24 hours to noon, 1.0-1.1 s on 18.16
--- (BENCHMARKS.md, twenty-sixth round).
+-- (BENCHMARKS.md, twenty-sixth round). The join is GLOBAL: in cluster mode
+-- the lookup reads Distributed tables, which each shard may not read again.
 SELECT
   CAST(tool AS String) AS tool_name,
   k AS arg_key,
@@ -32,7 +33,7 @@ FROM (
     arg_values,
     if(copies = 0, 1., if(ingested_ms = latest_ms, 1. / copies, 0.)) AS w
   FROM calls
-  ANY LEFT JOIN (
+  GLOBAL ANY LEFT JOIN (
     SELECT call_id, latest_ms, copies
     FROM calls_latest_folded
     WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')

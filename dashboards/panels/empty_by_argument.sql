@@ -34,7 +34,7 @@ FROM (
     arg_values,
     if(copies = 0, 1., if(ingested_ms = latest_ms, 1. / copies, 0.)) AS w
   FROM calls
-  ANY LEFT JOIN (
+  GLOBAL ANY LEFT JOIN (
     SELECT call_id, latest_ms, copies
     FROM calls_latest_folded
     WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour <= $__toTime
