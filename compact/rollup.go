@@ -36,6 +36,14 @@ var (
 	dropRollupFoldCopiesSQL string
 	//go:embed drop_rollup_fold_latest.sql
 	dropRollupFoldLatestSQL string
+	//go:embed fold_violations_hour.sql
+	foldViolationsHourSQL string
+	//go:embed fold_violation_outcomes_hour.sql
+	foldViolationOutcomesHourSQL string
+	//go:embed drop_rollup_fold_violations.sql
+	dropRollupFoldViolationsSQL string
+	//go:embed drop_rollup_fold_outcomes.sql
+	dropRollupFoldOutcomesSQL string
 )
 
 // RollupResult is what one RollupHours call did.
@@ -46,7 +54,8 @@ type RollupResult struct {
 	Folded, Unsettled []time.Time
 	// Superseded is how many earlier folds of the hours folded were made
 	// at an insert count that has passed, or at the same count before the
-	// folds listed their hour's copies; their rows and records are being
+	// folds listed their hour's copies or held its violations; their rows
+	// and records are being
 	// deleted (mutations the server finishes in the background).
 	Superseded int
 	Took       time.Duration
@@ -64,10 +73,15 @@ type RollupResult struct {
 // aside look their call ids up instead of grouping every call id of the
 // hour, and empty results weighs their rows by the latest ingest
 // (schema/013_calls_5m_folded.sql, 016_calls_1h_folded.sql,
-// 017_calls_copies_folded.sql, 020_calls_latest_folded.sql). An hour is
-// folded when calls brought rows to it since the migration that counts them
+// 017_calls_copies_folded.sql, 020_calls_latest_folded.sql). It folds the
+// hour's schema violations too, per path (violations_folded, with the
+// validated calls per tool) and per second and outcome
+// (violation_outcomes_folded), which the schema panels add up instead of
+// grouping every validated call (022, 023). An hour is folded when calls
+// or violations brought rows to it since the migration that counts them
 // (calls_hour_inserts), its insert count has no fold yet (or only one made
-// before the folds listed their hour's copies and their latest ingests),
+// before the folds listed their hour's copies and their latest ingests and
+// held its violations),
 // and its last insert, by the server's clock, is at least settle before
 // now (settle covers the clocks' skew too); a fold whose hour took an
 // insert while it ran is not recorded and is made again by a later run. It
@@ -167,6 +181,8 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint6
 		{foldRollupHourSumsSQL, "sum rollup hour"},
 		{foldCopiesHourSQL, "list copied calls of hour"},
 		{foldLatestHourSQL, "record copied calls' latest ingests of hour"},
+		{foldViolationsHourSQL, "fold schema violations of hour"},
+		{foldViolationOutcomesHourSQL, "fold schema violation outcomes of hour"},
 	} {
 		if err := db.Exec(ctx, step.q, at...); err != nil {
 			return 0, false, fmt.Errorf("%s %s: %w", step.what, hour.Format(time.RFC3339), err)
@@ -222,7 +238,7 @@ func dropSuperseded(ctx context.Context, db DB, current []madeFold) (int, error)
 		return 0, nil
 	}
 	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: old}))
-	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL} {
+	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL} {
 		if err := db.Exec(ctx, q, at...); err != nil {
 			return 0, fmt.Errorf("delete superseded rollup folds: %w", err)
 		}

@@ -1,8 +1,10 @@
 -- The folds of the hours in [@from_s, @to_s) already made: each hour and
 -- insert count that has one which lists its hour's copies and their latest
 -- ingests (its marks, call id 0, in calls_copies_folded and
--- calls_latest_folded). A fold made before either table existed lacks its
--- mark, and RollupHours folds its hour again, once.
+-- calls_latest_folded) and holds its schema violations (its marks, side or
+-- outcome empty, in violations_folded and violation_outcomes_folded). A
+-- fold made before one of these tables existed lacks its mark, and
+-- RollupHours folds its hour again, once.
 SELECT DISTINCT
   toInt64(toUInt32(hour)) AS hour_s,
   inserts
@@ -16,3 +18,11 @@ WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
     SELECT hour, fold
     FROM calls_latest_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND call_id = 0)
+  AND (hour, fold) IN (
+    SELECT hour, fold
+    FROM violations_folded
+    WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND side = '')
+  AND (hour, fold) IN (
+    SELECT hour, fold
+    FROM violation_outcomes_folded
+    WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND outcome = '')

@@ -309,14 +309,15 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 }
 
 // TestRollupHoursFoldsAgainWhatListsNoCopies: folds made before the folds
-// listed their hour's copies or their latest ingests (calls_copies_folded
-// or calls_latest_folded emptied, as each is after the upgrade that adds
-// it) are made again at the same insert count by the next run, which then
+// listed their hour's copies or their latest ingests, or held its schema
+// violations (calls_copies_folded, calls_latest_folded, violations_folded
+// or violation_outcomes_folded emptied, as each is after the upgrade that
+// adds it) are made again at the same insert count by the next run, which then
 // lists them and deletes the older folds; a run after that folds nothing.
 func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded"} {
+	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded"} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
 				if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
@@ -389,9 +390,9 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 }
 
 // TestRollupHoursCutShortIsNeverRead: a fold cut short (the server gone)
-// after its calls_5m_folded rows, after its calls_1h_folded sums too, or
-// after its copied call ids too, but before its record, is never read; the
-// next run folds the hour again.
+// after its calls_5m_folded rows, or after any later step of it (sums,
+// copied call ids, latest ingests, schema violations), but before its
+// record, is never read; the next run folds the hour again.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
 	hour := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Add(7 * time.Hour)
@@ -402,7 +403,9 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 		{1, "sum rollup hour "},
 		{2, "list copied calls of hour "},
 		{3, "record copied calls' latest ingests of hour "},
-		{4, "record rollup fold of "},
+		{4, "fold schema violations of hour "},
+		{5, "fold schema violation outcomes of hour "},
+		{6, "record rollup fold of "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {
@@ -430,5 +433,175 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// violationCells reads the current folds' schema violations: per hour,
+// tenant, server, tool, side, path, reason and suggestion the folded calls,
+// invalid and accepted counts (violations_folded, lines starting "v"), and
+// per second, tenant, server, tool and outcome the folded calls
+// (violation_outcomes_folded, "o"); and what they must be, counted here from
+// the inserted rows: each call's violation as its latest ingest, the
+// validated calls per hour and tool, and the marks (side or outcome empty)
+// in every hour with rows.
+func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violation) (folded, want []string) {
+	t.Helper()
+	var vs []struct {
+		Hour       int64  `ch:"hour_s"`
+		Tenant     string `ch:"tenant_name"`
+		Server     string `ch:"server_name"`
+		Tool       string `ch:"tool_name"`
+		Side       string `ch:"side_name"`
+		Path       string `ch:"path"`
+		Reason     string `ch:"reason_name"`
+		Suggestion string `ch:"suggestion"`
+		Calls      uint64 `ch:"calls"`
+		Invalid    uint64 `ch:"invalid"`
+		Accepted   uint64 `ch:"accepted"`
+	}
+	if err := e.DB.Select(context.Background(), &vs, `SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name, toString(server) AS server_name,
+		toString(tool) AS tool_name, toString(side) AS side_name, path, toString(reason) AS reason_name, suggestion, calls, invalid, accepted
+		FROM violations_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		folded = append(folded, fmt.Sprintf("v %d %s %s %s %s %s %s %s: %d %d %d", v.Hour, v.Tenant, v.Server, v.Tool, v.Side, v.Path, v.Reason, v.Suggestion, v.Calls, v.Invalid, v.Accepted))
+	}
+	var outs []struct {
+		Second  int64  `ch:"second_s"`
+		Tenant  string `ch:"tenant_name"`
+		Server  string `ch:"server_name"`
+		Tool    string `ch:"tool_name"`
+		Outcome string `ch:"outcome_name"`
+		Calls   uint64 `ch:"calls"`
+	}
+	if err := e.DB.Select(context.Background(), &outs, `SELECT toInt64(toUInt32(second)) AS second_s, toString(tenant) AS tenant_name, toString(server) AS server_name,
+		toString(tool) AS tool_name, toString(outcome) AS outcome_name, calls
+		FROM violation_outcomes_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		folded = append(folded, fmt.Sprintf("o %d %s %s %s %s: %d", o.Second, o.Tenant, o.Server, o.Tool, o.Outcome, o.Calls))
+	}
+
+	// Each (call, side, path, reason) as its latest ingest.
+	type rowKey struct {
+		tenant, server, tool string
+		ms                   int64
+		id                   uint64
+		side, path, reason   string
+	}
+	latest := map[rowKey]pipeline.Violation{}
+	for _, v := range inserted {
+		k := rowKey{v.Tenant, v.Server, v.Tool, v.TimeMs, v.CallID, v.Side, v.Path, v.Reason}
+		if l, ok := latest[k]; !ok || v.IngestedMs > l.IngestedMs {
+			latest[k] = v
+		}
+	}
+	type set map[uint64]bool
+	add := func(m map[string]set, k string, id uint64) {
+		if m[k] == nil {
+			m[k] = set{}
+		}
+		m[k][id] = true
+	}
+	calls, invalid, accepted, outcomes := map[string]set{}, map[string]set{}, map[string]set{}, map[string]set{}
+	for _, v := range latest {
+		hour := v.Time.Unix() / 3600 * 3600
+		add(calls, fmt.Sprintf("v %d %s %s %s %s %s %s %s", hour, "", "", "", "", "", "", "")+"mark", 0) // a mark per hour with rows
+		add(outcomes, fmt.Sprintf("o %d    ", hour)+"mark", 0)
+		if v.Reason == "" {
+			continue
+		}
+		k := fmt.Sprintf("v %d %s %s %s %s %s %s %s", hour, v.Tenant, v.Server, v.Tool, v.Side, v.Path, v.Reason, v.Suggestion)
+		add(calls, k, v.CallID)
+		if v.Category == "INVALID_ARGUMENT" {
+			add(invalid, k, v.CallID)
+		}
+		if v.IsFailure == 0 {
+			add(accepted, k, v.CallID)
+		}
+		outcome := "arguments, other failure"
+		switch {
+		case v.Side == pipeline.SideResult:
+			outcome = "result breaks outputSchema"
+		case v.Category == "INVALID_ARGUMENT":
+			outcome = "arguments refused"
+		case v.IsFailure == 0:
+			outcome = "arguments accepted"
+		}
+		add(outcomes, fmt.Sprintf("o %d %s %s %s %s", v.Time.Unix(), v.Tenant, v.Server, v.Tool, outcome), v.CallID)
+	}
+	for _, v := range inserted {
+		if v.Side == pipeline.SideArguments {
+			add(calls, fmt.Sprintf("v %d %s %s %s arguments   ", v.Time.Unix()/3600*3600, v.Tenant, v.Server, v.Tool), v.CallID)
+		}
+	}
+	for k, ids := range calls {
+		if strings.HasSuffix(k, "mark") {
+			want = append(want, strings.TrimSuffix(k, "mark")+": 0 0 0")
+			continue
+		}
+		want = append(want, fmt.Sprintf("%s: %d %d %d", k, len(ids), len(invalid[k]), len(accepted[k])))
+	}
+	for k, ids := range outcomes {
+		if strings.HasSuffix(k, "mark") {
+			want = append(want, strings.TrimSuffix(k, "mark")+": 0")
+			continue
+		}
+		want = append(want, fmt.Sprintf("%s: %d", k, len(ids)))
+	}
+	slices.Sort(folded)
+	slices.Sort(want)
+	return folded, want
+}
+
+// TestRollupHoursFoldsViolations folds hours that hold schema violations
+// only, re-ingested with other classifications and suggestions: their
+// inserts count as the hour's (calls_hour_inserts), and the folded counts
+// are each call's latest ingest's, per path and per outcome, with the
+// validated calls per tool. A late violation row in a folded hour waits
+// for the settle time and is then folded again.
+func TestRollupHoursFoldsViolations(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	rows, replays := chtest.ReplayedViolations(7, 600, day, 20*time.Hour)
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			inserted := append(slices.Clone(rows), replays...)
+			e.InsertTools(t, pipeline.ToolRows{Violations: rows})
+			e.InsertTools(t, pipeline.ToolRows{Violations: replays})
+			seen := map[time.Time]bool{}
+			var hours []time.Time
+			for _, v := range inserted {
+				if h := v.Time.UTC().Truncate(time.Hour); !seen[h] {
+					seen[h] = true
+					hours = append(hours, h)
+				}
+			}
+			slices.SortFunc(hours, func(a, b time.Time) int { return a.Compare(b) })
+			res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+			if err != nil || !slices.Equal(res.Folded, hours) {
+				t.Fatalf("first run: %v %v, want the %d hours with violations folded", res, err, len(hours))
+			}
+			folded, want := violationCells(t, e, inserted)
+			if len(want) < 100 || !slices.Equal(folded, want) {
+				t.Fatalf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+			}
+			late := rows[0]
+			late.IngestedMs, late.Category, late.IsFailure = 9, "INVALID_ARGUMENT", 1
+			e.InsertTools(t, pipeline.ToolRows{Violations: []pipeline.Violation{late}})
+			inserted = append(inserted, late)
+			lateHour := []time.Time{late.Time.UTC().Truncate(time.Hour)}
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, time.Hour); err != nil || len(res.Folded) != 0 || !slices.Equal(res.Unsettled, lateHour) {
+				t.Fatalf("right after a late violation: %v %v, want %v unsettled", res, err, lateHour)
+			}
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, lateHour) || res.Superseded != 1 {
+				t.Fatalf("once settled: %v %v, want %v folded again and its first fold superseded", res, err, lateHour)
+			}
+			if folded, want := violationCells(t, e, inserted); !slices.Equal(folded, want) {
+				t.Errorf("after the late violation: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }

@@ -278,22 +278,50 @@ func canonical(rows [][]any) string {
 // stored, then a third of the calls again under the same identity with
 // another classification, version, detail or suggestion (a replay under new
 // rules), in a second insert (chtest.ReplayedViolations): each panel must
-// equal its FINAL form, and still after the table is merged.
+// equal its FINAL form, over a range of whole hours and over one that cuts
+// hours at both ends. It must still once the complete hours are folded
+// (compact.RollupHours: the panels then add up violations_folded and
+// violation_outcomes_folded), after a late replay sends some folded hours
+// back to the raw rows and after their refold, with the folds' marks gone
+// (folds made before the tables existed), and after the table is merged.
+// Counts added to the folds must change both panels' answers, so that each
+// is shown to read them.
 func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
+	ctx := context.Background()
 	start := traffic.DefaultStart
 	rows, again := chtest.ReplayedViolations(12, 2000, start, 20*time.Hour)
-	r := macroRange{from: start.Add(-time.Hour), to: start.Add(23 * time.Hour), interval: 5 * time.Minute}
+	var late []pipeline.Violation // a fifth of the calls replayed once more, reclassified
+	for _, v := range rows {
+		if v.CallID%5 == 0 {
+			v.IngestedMs = 9
+			if v.IsFailure == 1 {
+				v.Category, v.IsFailure = "OK", 0
+			} else {
+				v.Category, v.IsFailure = "INVALID_ARGUMENT", 1
+			}
+			v.Suggestion = "later"
+			late = append(late, v)
+		}
+	}
+	ranges := []macroRange{
+		{from: start.Add(-time.Hour), to: start.Add(23 * time.Hour), interval: 5 * time.Minute},
+		{from: start.Add(30 * time.Minute), to: start.Add(10*time.Hour + 15*time.Minute), interval: 5 * time.Minute},
+	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			e.InsertTools(t, pipeline.ToolRows{Violations: rows})
-			e.InsertTools(t, pipeline.ToolRows{Violations: again})
 			compared := 0
-			for _, merged := range []bool{false, true} {
-				if merged {
-					if err := e.DB.Exec(context.Background(), "OPTIMIZE TABLE call_violations FINAL"); err != nil {
-						t.Fatal(err)
+			answers := func() map[string]string {
+				out := map[string]string{}
+				for _, tg := range panelTargets(t, "search_docs") {
+					if strings.HasPrefix(tg.file, "schema_violation") {
+						_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, ranges[0]))
+						out[tg.file] = canonical(got)
 					}
 				}
+				return out
+			}
+			compare := func(state string) {
+				t.Helper()
 				for _, tg := range panelTargets(t, "search_docs") {
 					final, err := os.ReadFile(filepath.Join("testdata", "final_violations", tg.file+".sql"))
 					if os.IsNotExist(err) {
@@ -301,19 +329,77 @@ func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
 					} else if err != nil {
 						t.Fatal(err)
 					}
-					compared++
-					_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, r))
-					_, want := query(t, e, expandPanel(t, string(final), tg.vars, nil, r))
-					if len(want) < 5 {
-						t.Errorf("%s: %d rows; the comparison would prove little", tg.file, len(want))
-					}
-					if g, w := canonical(got), canonical(want); g != w {
-						t.Errorf("%s (merged %v) differs from its FINAL form:\n got %s\nwant %s", tg.file, merged, g, w)
+					for i, r := range ranges {
+						compared++
+						_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, r))
+						_, want := query(t, e, expandPanel(t, string(final), tg.vars, nil, r))
+						if len(want) < 5 {
+							t.Errorf("%s: %d rows; the comparison would prove little", tg.file, len(want))
+						}
+						if g, w := canonical(got), canonical(want); g != w {
+							t.Errorf("%s (%s, range %d) differs from its FINAL form:\n got %s\nwant %s", tg.file, state, i, g, w)
+						}
 					}
 				}
 			}
-			if compared != 4 {
-				t.Errorf("%d comparisons, want both panels before and after the merge", compared)
+			fold := func(state string) {
+				t.Helper()
+				if _, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(start)+48*time.Hour, 0); err != nil {
+					t.Fatal(err)
+				}
+				var n []struct {
+					N uint64 `ch:"n"`
+				}
+				if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM violations_folded WHERE reason != '' AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)"); err != nil {
+					t.Fatal(err)
+				}
+				if n[0].N == 0 {
+					t.Fatalf("%s: the current folds hold no violation; the folded comparison would prove nothing", state)
+				}
+			}
+			e.InsertTools(t, pipeline.ToolRows{Violations: rows})
+			e.InsertTools(t, pipeline.ToolRows{Violations: again})
+			compare("raw")
+			fold("folded")
+			compare("folded")
+			e.InsertTools(t, pipeline.ToolRows{Violations: late}) // the folds of the hours it touches are no longer current
+			compare("late replay")
+			fold("refolded")
+			compare("refolded")
+			// Counts added to the current folds (every violating call once
+			// more, every outcome once more) change both panels' answers.
+			before := answers()
+			for _, q := range []string{
+				`INSERT INTO violations_folded (hour, fold, tenant, server, tool, side, path, reason, suggestion, calls, invalid, accepted)
+				SELECT hour, fold, tenant, server, tool, side, path, reason, suggestion, calls, invalid, accepted
+				FROM violations_folded WHERE reason != '' AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`,
+				`INSERT INTO violation_outcomes_folded (hour, fold, second, tenant, server, tool, outcome, calls)
+				SELECT hour, fold, second, tenant, server, tool, outcome, calls
+				FROM violation_outcomes_folded WHERE outcome != '' AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`,
+			} {
+				if err := e.DB.Exec(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for file, a := range answers() {
+				if a == before[file] {
+					t.Errorf("%s answers as before with its folded hours' counts changed: it does not read them", file)
+				}
+			}
+			// Folds without the tables' marks, as those made before the
+			// tables existed: their hours are read raw.
+			for _, table := range []string{"violations_folded", "violation_outcomes_folded"} {
+				if err := e.DB.Exec(ctx, "TRUNCATE TABLE "+table); err != nil {
+					t.Fatal(err)
+				}
+			}
+			compare("unmarked folds")
+			if err := e.DB.Exec(ctx, "OPTIMIZE TABLE call_violations FINAL"); err != nil {
+				t.Fatal(err)
+			}
+			compare("merged")
+			if compared != 24 {
+				t.Errorf("%d comparisons, want both panels over both ranges in each of six states", compared)
 			}
 		})
 	}

@@ -1,5 +1,5 @@
-// Package retention deletes expired data: raw calls and dead letters after
-// Config.Raw, the calls_5m and calls_5m_classes rollups after Config.Rollup. On servers with table
+// Package retention deletes expired data: raw calls, their schema
+// violations and dead letters after Config.Raw, the calls_5m and calls_5m_classes rollups after Config.Rollup. On servers with table
 // TTL (ClickHouse 19.6 and later, and chDB) it sets each table's TTL and the
 // server's merges delete expired rows; on older servers (18.16) it drops
 // the daily partitions (PARTITION BY toYYYYMMDD), and the monthly ones of
@@ -29,7 +29,7 @@ import (
 
 // Config says how long data is kept; 0 keeps it for ever.
 type Config struct {
-	Raw    time.Duration // calls and dead_letters (-retention)
+	Raw    time.Duration // calls, call_violations and dead_letters (-retention)
 	Rollup time.Duration // calls_5m (-rollup-retention)
 	// Sightings is the age after which tool sightings are folded to the
 	// ends of their unchanged runs, whole UTC days
@@ -93,6 +93,9 @@ var tables = []table{
 	{"calls_5m_folds", "hour", true},
 	{"calls_copies_folded", "hour", false},
 	{"calls_latest_folded", "hour", false},
+	{"call_violations", "ts", false},
+	{"violations_folded", "hour", false},
+	{"violation_outcomes_folded", "hour", false},
 }
 
 // Result is what one Apply did.

@@ -56,13 +56,22 @@ func TestRetention(t *testing.T) {
 				calls[i].Category, calls[i].IsFailure = "RATE_LIMITED", 1
 			}
 			e.Insert(t, calls)
+			// Each call validated and failing one path: call_violations
+			// expires with the raw calls.
+			var tools pipeline.ToolRows
+			for _, c := range calls {
+				v := pipeline.Violation{Time: c.Time, TimeMs: c.TimeMs, Tenant: c.Tenant, Server: c.Server, Tool: c.Tool, CallID: c.CallID,
+					DefinitionHash: 1, Side: "arguments", Path: "q", Reason: "missing_required", Category: c.Category, IsFailure: c.IsFailure, IngestedMs: c.IngestedMs}
+				tools.Violations = append(tools.Violations, v)
+			}
+			e.InsertTools(t, tools)
 			res, err := retention.Apply(ctx, e.DB, cfg, now)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if e.Modern() {
-				if res.Mode != "ttl" || len(res.Changed) != 10 {
-					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 10 tables", res.Mode, res.Changed)
+				if res.Mode != "ttl" || len(res.Changed) != 13 {
+					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 13 tables", res.Mode, res.Changed)
 				}
 				var ddl []struct {
 					S string `ch:"s"`
@@ -73,7 +82,7 @@ func TestRetention(t *testing.T) {
 				if !strings.Contains(ddl[0].S, "TTL ts + toIntervalDay(30)") {
 					t.Errorf("calls engine after retention: %s", ddl[0].S)
 				}
-				for _, tbl := range []string{"calls", "calls_5m", "calls_5m_classes"} {
+				for _, tbl := range []string{"calls", "calls_5m", "calls_5m_classes", "call_violations"} {
 					if err := e.DB.Exec(ctx, "OPTIMIZE TABLE "+tbl+" FINAL"); err != nil {
 						t.Fatal(err)
 					}
@@ -88,12 +97,17 @@ func TestRetention(t *testing.T) {
 				if month := now.Add(-40 * day).Format("200601"); !strings.HasPrefix(now.Add(-35*day).Format("20060102"), month) {
 					want = append(want, "calls_hour_inserts: dropped partition "+month)
 				}
+				want = append(want, "call_violations: dropped partition "+now.Add(-40*day).Format("20060102"),
+					"call_violations: dropped partition "+now.Add(-33*day).Format("20060102"))
 				if res.Mode != "partitions" || strings.Join(res.Changed, "\n") != strings.Join(want, "\n") {
 					t.Fatalf("18.16: mode %s, changes\n%s\nwant\n%s", res.Mode, strings.Join(res.Changed, "\n"), strings.Join(want, "\n"))
 				}
 			}
 			if n := count(t, e, "SELECT count() AS n FROM calls FINAL"); n != 2 {
 				t.Errorf("calls left: %d, want the 2 younger than 30 days", n)
+			}
+			if n := count(t, e, "SELECT count() AS n FROM call_violations FINAL"); n != 2 {
+				t.Errorf("call_violations rows left: %d, want the 2 younger than 30 days", n)
 			}
 			for _, tbl := range []string{"calls_5m", "calls_5m_classes"} {
 				if n := count(t, e, "SELECT toUInt64(uniqExactMerge(calls)) AS n FROM "+tbl); n != 3 {

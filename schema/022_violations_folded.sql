@@ -1,0 +1,35 @@
+-- Complete UTC hours of call_violations folded into plain counts
+-- (compact.RollupHours, with the hour's calls): per tenant, server, tool,
+-- side, path, reason and suggested value, the distinct calls whose latest
+-- ingest has that violation (calls), of them those whose latest ingest is
+-- INVALID_ARGUMENT (invalid) and those whose latest ingest did not fail
+-- (accepted), exactly what the Schema violations by path panel counts in
+-- the raw rows; and per tenant, server and tool one row with side
+-- 'arguments' and path, reason and suggestion empty, whose calls are the
+-- hour's validated calls (distinct call ids with a row of side arguments,
+-- the raw table's marker row of a passing call has the same shape). A call
+-- belongs to one hour (its copies share its time), so the counts of several
+-- hours add up, where the raw panel counts the distinct call ids of every
+-- validated call of the range: 0.4-0.7 s for 24 hours of 10M calls on
+-- 18.16 (BENCHMARKS.md, twenty-seventh round). Each fold also writes one
+-- row with side empty, the mark that it has these rows: an hour whose
+-- current fold was made before this table existed has none, readers take
+-- its raw rows, and RollupHours folds it again. Readers take an hour's rows
+-- from its current fold (calls_5m_current_folds) and bound hour, first in
+-- the sort key. Kept as long as the raw calls.
+CREATE TABLE IF NOT EXISTS violations_folded (
+  hour DateTime('UTC'),
+  fold UInt64,
+  tenant LowCardinality(String),
+  server LowCardinality(String),
+  tool LowCardinality(String),
+  side LowCardinality(String),
+  path String,
+  reason LowCardinality(String),
+  suggestion String,
+  calls UInt64,
+  invalid UInt64,
+  accepted UInt64
+) ENGINE = MergeTree()
+PARTITION BY toYYYYMMDD(hour)
+ORDER BY (hour, fold, tenant, server, tool, side, path, reason, suggestion)
