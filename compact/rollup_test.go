@@ -437,8 +437,9 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 }
 
 // violationCells reads the current folds' schema violations: per hour,
-// tenant, server, tool, side, path, reason and suggestion the folded calls,
-// invalid and accepted counts (violations_folded, lines starting "v"), and
+// tenant, server, tool, side, path, reason, definition version and
+// suggestion the smallest detail and the folded calls, invalid and accepted
+// counts (violations_folded, lines starting "v"), and
 // per second, tenant, server, tool and outcome the folded calls
 // (violation_outcomes_folded, "o"); and what they must be, counted here from
 // the inserted rows: each call's violation as its latest ingest, the
@@ -454,18 +455,20 @@ func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violatio
 		Side       string `ch:"side_name"`
 		Path       string `ch:"path"`
 		Reason     string `ch:"reason_name"`
+		Hash       uint64 `ch:"definition_hash"`
 		Suggestion string `ch:"suggestion"`
+		Detail     string `ch:"detail"`
 		Calls      uint64 `ch:"calls"`
 		Invalid    uint64 `ch:"invalid"`
 		Accepted   uint64 `ch:"accepted"`
 	}
 	if err := e.DB.Select(context.Background(), &vs, `SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name, toString(server) AS server_name,
-		toString(tool) AS tool_name, toString(side) AS side_name, path, toString(reason) AS reason_name, suggestion, calls, invalid, accepted
+		toString(tool) AS tool_name, toString(side) AS side_name, path, toString(reason) AS reason_name, definition_hash, suggestion, detail, calls, invalid, accepted
 		FROM violations_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range vs {
-		folded = append(folded, fmt.Sprintf("v %d %s %s %s %s %s %s %s: %d %d %d", v.Hour, v.Tenant, v.Server, v.Tool, v.Side, v.Path, v.Reason, v.Suggestion, v.Calls, v.Invalid, v.Accepted))
+		folded = append(folded, fmt.Sprintf("v %d %s %s %s %s %s %s %d %s: %s %d %d %d", v.Hour, v.Tenant, v.Server, v.Tool, v.Side, v.Path, v.Reason, v.Hash, v.Suggestion, v.Detail, v.Calls, v.Invalid, v.Accepted))
 	}
 	var outs []struct {
 		Second  int64  `ch:"second_s"`
@@ -506,15 +509,19 @@ func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violatio
 		m[k][id] = true
 	}
 	calls, invalid, accepted, outcomes := map[string]set{}, map[string]set{}, map[string]set{}, map[string]set{}
+	detail := map[string]string{} // the smallest detail of each violation row
 	for _, v := range latest {
 		hour := v.Time.Unix() / 3600 * 3600
-		add(calls, fmt.Sprintf("v %d %s %s %s %s %s %s %s", hour, "", "", "", "", "", "", "")+"mark", 0) // a mark per hour with rows
+		add(calls, fmt.Sprintf("v %d %s %s %s %s %s %s %d %s", hour, "", "", "", "", "", "", 0, "")+"mark", 0) // a mark per hour with rows
 		add(outcomes, fmt.Sprintf("o %d    ", hour)+"mark", 0)
 		if v.Reason == "" {
 			continue
 		}
-		k := fmt.Sprintf("v %d %s %s %s %s %s %s %s", hour, v.Tenant, v.Server, v.Tool, v.Side, v.Path, v.Reason, v.Suggestion)
+		k := fmt.Sprintf("v %d %s %s %s %s %s %s %d %s", hour, v.Tenant, v.Server, v.Tool, v.Side, v.Path, v.Reason, v.DefinitionHash, v.Suggestion)
 		add(calls, k, v.CallID)
+		if d, ok := detail[k]; !ok || v.Detail < d {
+			detail[k] = v.Detail
+		}
 		if v.Category == "INVALID_ARGUMENT" {
 			add(invalid, k, v.CallID)
 		}
@@ -534,15 +541,15 @@ func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violatio
 	}
 	for _, v := range inserted {
 		if v.Side == pipeline.SideArguments {
-			add(calls, fmt.Sprintf("v %d %s %s %s arguments   ", v.Time.Unix()/3600*3600, v.Tenant, v.Server, v.Tool), v.CallID)
+			add(calls, fmt.Sprintf("v %d %s %s %s arguments   0 ", v.Time.Unix()/3600*3600, v.Tenant, v.Server, v.Tool), v.CallID)
 		}
 	}
 	for k, ids := range calls {
 		if strings.HasSuffix(k, "mark") {
-			want = append(want, strings.TrimSuffix(k, "mark")+": 0 0 0")
+			want = append(want, strings.TrimSuffix(k, "mark")+":  0 0 0")
 			continue
 		}
-		want = append(want, fmt.Sprintf("%s: %d %d %d", k, len(ids), len(invalid[k]), len(accepted[k])))
+		want = append(want, fmt.Sprintf("%s: %s %d %d %d", k, detail[k], len(ids), len(invalid[k]), len(accepted[k])))
 	}
 	for k, ids := range outcomes {
 		if strings.HasSuffix(k, "mark") {

@@ -118,7 +118,7 @@ func BenchmarkScale(b *testing.B) {
 		}
 		run("", func(string) bool { return true })
 		// The endpoints that read the folds (the spikes' baseline and range,
-		// the others' copied call ids), again once the retention job has
+		// schema violations' counts, the others' copied call ids), again once the retention job has
 		// folded the complete hours (compact.RollupHours), as it has within
 		// the hour in production.
 		start = time.Now()
@@ -129,7 +129,7 @@ func BenchmarkScale(b *testing.B) {
 		b.Logf("%s: folded %d hours in %s", e.Name, len(res.Folded), time.Since(start).Round(time.Millisecond))
 		run("-folded", func(name string) bool {
 			switch name {
-			case "overview", "failure-rates", "empty-results", "misclassifications":
+			case "overview", "failure-rates", "empty-results", "misclassifications", "schema-violations":
 				return true
 			}
 			return strings.HasPrefix(name, "invalid-argument-spikes")

@@ -1,11 +1,13 @@
 -- Complete UTC hours of call_violations folded into plain counts
 -- (compact.RollupHours, with the hour's calls): per tenant, server, tool,
--- side, path, reason and suggested value, the distinct calls whose latest
--- ingest has that violation (calls), of them those whose latest ingest is
--- INVALID_ARGUMENT (invalid) and those whose latest ingest did not fail
--- (accepted), exactly what the Schema violations by path panel counts in
--- the raw rows; and per tenant, server and tool one row with side
--- 'arguments' and path, reason and suggestion empty, whose calls are the
+-- side, path, reason, definition version and suggested value, the distinct
+-- calls whose latest ingest has that violation (calls), of them those whose
+-- latest ingest is INVALID_ARGUMENT (invalid) and those whose latest ingest
+-- did not fail (accepted), and the smallest detail, exactly what
+-- GET /api/v1/schema-violations and the Schema violations by path panel
+-- count in the raw rows; and per tenant, server and tool one row with side
+-- 'arguments', definition_hash 0 and path, reason, suggestion and detail
+-- empty, whose calls are the
 -- hour's validated calls (distinct call ids with a row of side arguments,
 -- the raw table's marker row of a passing call has the same shape). A call
 -- belongs to one hour (its copies share its time), so the counts of several
@@ -26,10 +28,12 @@ CREATE TABLE IF NOT EXISTS violations_folded (
   side LowCardinality(String),
   path String,
   reason LowCardinality(String),
+  definition_hash UInt64,
   suggestion String,
+  detail String,
   calls UInt64,
   invalid UInt64,
   accepted UInt64
 ) ENGINE = MergeTree()
 PARTITION BY toYYYYMMDD(hour)
-ORDER BY (hour, fold, tenant, server, tool, side, path, reason, suggestion)
+ORDER BY (hour, fold, tenant, server, tool, side, path, reason, definition_hash, suggestion)
