@@ -52,11 +52,11 @@ func (o *opsConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&o.tokensFile, "tokens-file", getenv("MCPLENS_TOKENS_FILE"), "YAML or JSON file of bearer tokens [{name, token_sha256 or token, role: ingest|api|metrics, tenants}]; without tokens (and without MCPLENS_TOKENS) ingest runs in open mode (env MCPLENS_TOKENS_FILE)")
 	o.tokensInline = getenv("MCPLENS_TOKENS")
 	fs.BoolVar(&o.insecureOpen, "insecure-open", false, "allow open mode (no tokens) on a non-loopback -listen or -grpc-listen")
-	fs.DurationVar(&o.retention.Raw, "retention", 30*24*time.Hour, "keep raw calls and dead letters this long (whole days); 0 keeps them for ever")
+	fs.DurationVar(&o.retention.Raw, "retention", 30*24*time.Hour, "keep raw calls, their schema violations and dead letters this long (whole days); 0 keeps them for ever")
 	fs.DurationVar(&o.retention.Rollup, "rollup-retention", 400*24*time.Hour, "keep the calls_5m and calls_5m_classes rollups this long (whole days, at least -retention); 0 keeps it for ever")
 	fs.StringVar(&o.memoryLimit, "memory-limit", getenv("MCPLENS_MEMORY_LIMIT"), "soft limit of the Go heap, e.g. 512MiB or 1GiB; off disables it; empty uses GOMEMLIMIT when set, else 256MiB per 300000 calls of -queue-capacity (at least 256MiB) plus -otlp-pair-max-bytes. Keep it below the container's memory limit (env MCPLENS_MEMORY_LIMIT)")
 	fs.DurationVar(&o.retention.Sightings, "tool-sightings-fold-after", 7*24*time.Hour, "fold tool sightings older than this (whole days) to the ends of their unchanged runs each day: every answer read from them stays, the table stops growing by a row per tool and hour; 0 keeps every sighting")
-	fs.DurationVar(&o.retention.FoldRollup, "rollup-fold", 15*24*time.Hour, "fold each complete hour this far back (whole days) into plain counts once its inserts settle, and again after a late insert: the 7-day baselines of INVALID_ARGUMENT and empty-result spikes and the spikes panel's range read them instead of merging distinct-call states and grouping raw calls; 0 never folds")
+	fs.DurationVar(&o.retention.FoldRollup, "rollup-fold", 15*24*time.Hour, "fold each complete hour this far back (whole days) into plain counts once its inserts settle, and again after a late insert: the 7-day baselines of INVALID_ARGUMENT and empty-result spikes, the spikes panel's range, the rate, count and schema panels and several endpoints read them instead of merging distinct-call states and reading raw rows; 0 never folds")
 	fs.DurationVar(&o.retentionEvery, "retention-every", time.Hour, "how often serve enforces -retention and -rollup-retention, folds old tool sightings and folds complete hours (-rollup-fold); 0 disables the job (use `ingest retention` from cron instead)")
 }
 
