@@ -154,6 +154,37 @@ func (ch *clickhouse) count(ctx context.Context, db string, final bool) (uint64,
 // waitCount polls count() FROM db.calls every 20 ms until it reaches want
 // and returns when it did. count() without FINAL is cheap at any size; the
 // caller checks the FINAL count once at the end.
+// waitViolations waits until db.call_violations holds rows and its count
+// has not moved for two seconds (ingest flushes them every second, apart
+// from the calls), and returns the count; none within timeout is an error:
+// the calls were not validated.
+func (ch *clickhouse) waitViolations(ctx context.Context, db string, timeout time.Duration) (uint64, error) {
+	deadline := time.Now().Add(timeout)
+	var last uint64
+	var since time.Time
+	for {
+		var n []struct {
+			N uint64 `ch:"n"`
+		}
+		if err := ch.admin.Select(ctx, &n, "SELECT count() AS n FROM "+db+".call_violations"); err != nil {
+			return 0, err
+		}
+		if len(n) != 1 {
+			return 0, fmt.Errorf("count call_violations: %d rows", len(n))
+		}
+		switch {
+		case n[0].N != last || since.IsZero():
+			last, since = n[0].N, time.Now()
+		case last > 0 && time.Since(since) >= 2*time.Second:
+			return last, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%s.call_violations holds %d rows after %s; want the validated calls' rows", db, last, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func (ch *clickhouse) waitCount(ctx context.Context, db string, want uint64, timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {

@@ -21,7 +21,7 @@ import (
 
 // payload is one encoding of the benchmark's calls, cut into request bodies.
 type payload struct {
-	name        string   // "ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"
+	name        string   // "ndjson", "ndjson+gzip", "ndjson+tools", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"
 	path        string   // "/v1/calls" or "/v1/traces"
 	contentType string   // of each body
 	gzip        bool     // bodies are gzip-compressed (Content-Encoding: gzip)
@@ -31,7 +31,11 @@ type payload struct {
 	// both sides ends with one row of side "both" per call, which is what
 	// a run waits for; before that, each call may also be a row of the
 	// side that came first, which FINAL replaces.
-	perCall   int
+	perCall int
+	// setup is posted once, before the timed run, to path: the tools/list
+	// capture lines of the fleet, so that ingest validates every call
+	// against its tool's schema and writes call_violations. nil: none.
+	setup     []byte
 	wireBytes int64 // sum of len(bodies)
 	rawBytes  int64 // the same bodies before compression
 }
@@ -84,6 +88,19 @@ func prepare(n, perBody int, dir string) (*dataset, error) {
 	}
 	nd.wireBytes = nd.rawBytes
 	d.ndjson = nd.rawBytes
+	// The same bodies after the fleet's tools/list lines: every call
+	// validated, as a fleet whose captures include its tool definitions is.
+	validated := *nd
+	validated.name = "ndjson+tools"
+	var tools bytes.Buffer
+	if err := traffic.ToolsList(cfg, func(line []byte) error {
+		tools.Write(line)
+		tools.WriteByte('\n')
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("tools/list lines: %w", err)
+	}
+	validated.setup = tools.Bytes()
 
 	ot, err := otlpPayload("otlp", lines, perBody, false)
 	if err != nil {
@@ -97,7 +114,7 @@ func prepare(n, perBody int, dir string) (*dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.payloads = []*payload{nd, gzipped(nd), ot, gzipped(ot), linked, both}
+	d.payloads = []*payload{nd, gzipped(nd), &validated, ot, gzipped(ot), linked, both}
 
 	d.jsonRows = dir + "/calls.jsonl"
 	d.calls, d.rowBytes, err = writeRows(lines, d.jsonRows)

@@ -242,6 +242,29 @@ feed:
 	return st, firstErr
 }
 
+// postSetup posts p's setup body once (the tools/list lines of a payload
+// that validates its calls) and fails unless ingest takes it.
+func postSetup(ctx context.Context, addr string, p *payload) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+p.path, bytes.NewReader(p.setup))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", p.contentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("setup of %s: %w", p.name, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("setup of %s: %w", p.name, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("setup of %s: %s: %s", p.name, resp.Status, bytes.TrimSpace(body[:min(len(body), 500)]))
+	}
+	return nil
+}
+
 // postOne sends body i until it is taken, and returns the calls accepted
 // and the push-backs answered on the way.
 func postOne(ctx context.Context, client *http.Client, url string, p *payload, i int) (accepted, retries int, err error) {

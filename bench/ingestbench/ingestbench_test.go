@@ -21,7 +21,12 @@ func TestIngestBenchRuns(t *testing.T) {
 	if err := run(context.Background(), args, &out, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	for _, s := range []string{nameJSON, nameNative, nameNativeNoView, "ingest ndjson |", "ingest ndjson+gzip |",
+	// The validated run waited for its violation rows; none would have
+	// failed it.
+	if !strings.Contains(log.String(), "ingest ndjson+tools: ") || !strings.Contains(log.String(), " call_violations rows") {
+		t.Errorf("the log names no call_violations rows of the validated run:\n%s", log.String())
+	}
+	for _, s := range []string{nameJSON, nameNative, nameNativeNoView, "ingest ndjson |", "ingest ndjson+gzip |", "ingest ndjson+tools |",
 		"ingest otlp |", "ingest otlp+gzip |", "ingest otlp-linked |", "ingest otlp-both |", "ingest ndjson, -spool-fsync=never |", "ingest ndjson, -batch-size=10000 -inserts=1 |", "| sustained:", "| overload:"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("the report has no %q row:\n%s", s, out.String())

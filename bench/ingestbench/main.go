@@ -90,11 +90,11 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.sustainedRate, "sustained-rate", 0, "calls/s of the paced run that measures peak RSS at a sustained rate; 0 is half the NDJSON rate just measured")
 	fs.IntVar(&c.overloadPosters, "overload-posters", 32, "concurrent clients of the overload run, which resend every 503 after a short backoff")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for the calls of one run to be queryable")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, otlp, otlp+gzip, otlp-linked, otlp-both)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, ndjson+tools, otlp, otlp+gzip, otlp-linked, otlp-both)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
-	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, otlp+gzip, otlp-linked, otlp-both) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), sql=PATH runs the file's statements (';' at a line's end ends one) in the run's database after the schema (an older view, for a before/after of the server's side), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
+	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, ndjson+tools, otlp+gzip, otlp-linked, otlp-both) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), sql=PATH runs the file's statements (';' at a line's end ends one) in the run's database after the schema (an older view, for a before/after of the server's side), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -230,6 +230,9 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 			if res.twice > 0 {
 				b.logf("run %d %s: %d calls stored as two rows", r, res.scenario, res.twice)
 			}
+			if res.violations > 0 {
+				b.logf("run %d %s: %d call_violations rows", r, res.scenario, res.violations)
+			}
 			rep.runs = append(rep.runs, res)
 		}
 	}
@@ -307,6 +310,10 @@ type result struct {
 	group, bin string
 	metrics    ingestMetrics
 	twice      int // calls stored as two rows (both sides, the first forgotten before the second came)
+	// violations are the call_violations rows the run wrote (a payload
+	// with setup): counted once the calls are queryable and the rows have
+	// stopped coming, after the timed run.
+	violations uint64
 }
 
 func (r result) rate() float64 { return float64(r.calls) / r.elapsed.Seconds() }
@@ -397,7 +404,7 @@ type variant struct {
 }
 
 // payloadNames are the payloads prepare makes, for payload=NAME.
-var payloadNames = []string{"ndjson", "ndjson+gzip", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"}
+var payloadNames = []string{"ndjson", "ndjson+gzip", "ndjson+tools", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"}
 
 // parseVariant reads one -variants entry: space-separated ingest flags,
 // with posters=N, payload=NAME, bin=PATH, sql=PATH and NAME=value
@@ -502,6 +509,11 @@ func (b *bench) ingest(ctx context.Context, p *payload, v variant) (result, erro
 
 // drive posts p to in and waits until db holds the accepted calls.
 func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, posters int, rate float64, res *result) error {
+	if p.setup != nil {
+		if err := postSetup(ctx, in.addr, p); err != nil {
+			return err
+		}
+	}
 	server0 := chtest.ProcessCPU(b.ch.pid)
 	start := time.Now()
 	st, err := post(ctx, in.addr, p, posters, rate)
@@ -541,7 +553,17 @@ func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, po
 		res.twice = int(n) - b.data.calls
 		return nil
 	}
-	return b.checkRows(ctx, db, "calls")
+	if err := b.checkRows(ctx, db, "calls"); err != nil {
+		return err
+	}
+	if p.setup != nil {
+		n, err := b.ch.waitViolations(ctx, db, b.cfg.timeout)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		res.violations = n
+	}
+	return nil
 }
 
 // waitBuilt polls ingest's /metrics every 20 ms until it holds no span for
