@@ -118,7 +118,16 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 	}
 	batcher := pipeline.NewSpooledBatcher(pipeline.NewWriter(conn, m), spool,
 		pipeline.BatchConfig{BatchSize: 100000, FlushEvery: time.Second, FlushIdle: 100 * time.Millisecond, QueueCapacity: 300000, Inserts: 2}, m, log)
-	recv := pipeline.NewReceivers(newProcessor(), batcher, m, pipeline.ReceiversConfig{
+	// Schema validation on, as cmd/ingest's default: the tools/list lines
+	// of a payload's setup teach it the definitions.
+	proc := newProcessor()
+	proc.Tools = pipeline.NewTools(pipeline.NewWriter(conn, m), conn, pipeline.ToolsConfig{}, reg, log)
+	if err := proc.Tools.Load(ctx); err != nil {
+		spool.Close()
+		conn.Close()
+		return nil, err
+	}
+	recv := pipeline.NewReceivers(proc, batcher, m, pipeline.ReceiversConfig{
 		HTTP: pipeline.HTTPConfig{MaxBodyBytes: 16 << 20, MaxDecompressedBytes: 128 << 20}}, log)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/calls", recv.Calls())
@@ -133,7 +142,8 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); proc.Tools.Run(runCtx) }()
 	go func() { defer wg.Done(); _ = srv.Serve(l) }()
 	go func() { defer wg.Done(); _ = batcher.Run(runCtx) }()
 	go func() { defer wg.Done(); recv.Run(runCtx) }()
@@ -144,7 +154,7 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 		err = errors.Join(err, recv.Flush(stopCtx))
 		cancel()
 		wg.Wait()
-		err = errors.Join(err, batcher.Drain(stopCtx), spool.Close())
+		err = errors.Join(err, batcher.Drain(stopCtx), proc.Tools.Drain(stopCtx), spool.Close())
 		conn.Close()
 		return err
 	}}, nil

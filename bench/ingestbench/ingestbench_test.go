@@ -100,6 +100,9 @@ func TestIngestBenchProfiles(t *testing.T) {
 		{"", "in-process ingest ndjson: 1000 calls"},
 		{"otlp", "in-process ingest otlp: 1000 calls"},
 		{"otlp-both", "in-process ingest otlp-both: 1000 calls"},
+		// The in-process ingest validates as cmd/ingest does: the run
+		// waits for the violation rows and fails without them.
+		{"ndjson+tools", "in-process ingest ndjson+tools: 1000 calls"},
 	} {
 		t.Run("only="+tc.only, func(t *testing.T) {
 			dir := t.TempDir()
