@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/big"
@@ -148,7 +147,7 @@ func (a anyString) String() string        { return string(a) }
 // validate checks the JSON value raw against cs and returns the findings,
 // at most maxViolationsPerSide, in a stable order.
 func (cs *compiledSchema) validate(raw []byte) ([]finding, error) {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	v, err := decodeJSONValue(raw)
 	if err != nil {
 		return nil, fmt.Errorf("parse value: %w", err)
 	}
