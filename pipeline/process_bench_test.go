@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/traffic"
@@ -155,4 +157,37 @@ func generatedCalls(tb testing.TB, n int) []pipeline.Call {
 		calls = append(calls, c)
 	}
 	return calls
+}
+
+// BenchmarkProcessorLineValidated is BenchmarkProcessorLine with the
+// fleet's tool definitions known (traffic.ToolsList), so that every call is
+// also validated against its tool's input and output schemas and its
+// violation rows queued (dropped and counted once the queue is full, as
+// nothing flushes it here).
+func BenchmarkProcessorLineValidated(b *testing.B) {
+	lines := generatedLines(b, 5000)
+	var size int64
+	for _, l := range lines {
+		size += int64(len(l))
+	}
+	p := &pipeline.Processor{Classifier: classify.Default()}
+	p.Tools = pipeline.NewTools(nil, nil, pipeline.ToolsConfig{}, prometheus.NewRegistry(), nil)
+	err := traffic.ToolsList(traffic.Config{}, func(line []byte) error {
+		defs, err := pipeline.DecodeToolsList(line, &p.Decode)
+		if err != nil {
+			return err
+		}
+		p.Tools.Observe(defs, pipeline.ToolSourceCapture)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size / int64(len(lines)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := p.Line(lines[i%len(lines)]); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
