@@ -106,18 +106,8 @@ func (d *valueDecoder) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k.(string)] = v
-		d.space()
-		if d.pos >= len(d.in) {
-			return nil, false
-		}
-		switch d.in[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return m, true
-		default:
-			return nil, false
+		if done, ok := d.after('}'); !ok || done {
+			return m, ok
 		}
 	}
 }
@@ -137,20 +127,28 @@ func (d *valueDecoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.pos >= len(d.in) {
-			return nil, false
-		}
-		switch d.in[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
-			return a, true
-		default:
-			return nil, false
+		if done, ok := d.after(']'); !ok || done {
+			return a, ok
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma (more to come)
+// or the closing byte (done); anything else is not ok.
+func (d *valueDecoder) after(closing byte) (done, ok bool) {
+	d.space()
+	if d.pos >= len(d.in) {
+		return false, false
+	}
+	switch d.in[d.pos] {
+	case ',':
+		d.pos++
+		return false, true
+	case closing:
+		d.pos++
+		return true, true
+	}
+	return false, false
 }
 
 // str reads a string without escapes or control characters whose bytes are

@@ -38,19 +38,7 @@ func generatedLines(tb testing.TB, n int) [][]byte {
 // line (Processor.Line) over the generator's mix; ns/op is the pipeline's
 // CPU cost per call before batching.
 func BenchmarkProcessorLine(b *testing.B) {
-	lines := generatedLines(b, 5000)
-	var size int64
-	for _, l := range lines {
-		size += int64(len(l))
-	}
-	p := &pipeline.Processor{Classifier: classify.Default()}
-	b.SetBytes(size / int64(len(lines)))
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		if _, err := p.Line(lines[i%len(lines)]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchLines(b, &pipeline.Processor{Classifier: classify.Default()}, generatedLines(b, 5000))
 }
 
 // stdlibCapture is a capture line as a program without mcplens would read
@@ -166,10 +154,6 @@ func generatedCalls(tb testing.TB, n int) []pipeline.Call {
 // nothing flushes it here).
 func BenchmarkProcessorLineValidated(b *testing.B) {
 	lines := generatedLines(b, 5000)
-	var size int64
-	for _, l := range lines {
-		size += int64(len(l))
-	}
 	p := &pipeline.Processor{Classifier: classify.Default()}
 	p.Tools = pipeline.NewTools(nil, nil, pipeline.ToolsConfig{}, prometheus.NewRegistry(), nil)
 	err := traffic.ToolsList(traffic.Config{}, func(line []byte) error {
@@ -182,6 +166,15 @@ func BenchmarkProcessorLineValidated(b *testing.B) {
 	})
 	if err != nil {
 		b.Fatal(err)
+	}
+	benchLines(b, p, lines)
+}
+
+// benchLines times p.Line over lines, round and round.
+func benchLines(b *testing.B, p *pipeline.Processor, lines [][]byte) {
+	var size int64
+	for _, l := range lines {
+		size += int64(len(l))
 	}
 	b.SetBytes(size / int64(len(lines)))
 	b.ReportAllocs()
