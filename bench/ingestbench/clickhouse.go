@@ -151,9 +151,6 @@ func (ch *clickhouse) count(ctx context.Context, db string, final bool) (uint64,
 	return n[0].N, nil
 }
 
-// waitCount polls count() FROM db.calls every 20 ms until it reaches want
-// and returns when it did. count() without FINAL is cheap at any size; the
-// caller checks the FINAL count once at the end.
 // waitViolations waits until db.call_violations holds rows and its count
 // has not moved for two seconds (ingest flushes them every second, apart
 // from the calls), and returns the count; none within timeout is an error:
@@ -185,6 +182,9 @@ func (ch *clickhouse) waitViolations(ctx context.Context, db string, timeout tim
 	}
 }
 
+// waitCount polls count() FROM db.calls every 20 ms until it reaches want
+// and returns when it did. count() without FINAL is cheap at any size; the
+// caller checks the FINAL count once at the end.
 func (ch *clickhouse) waitCount(ctx context.Context, db string, want uint64, timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {
