@@ -8,8 +8,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// jsonValueCases are values the fast path decodes and values it hands to
-// encoding/json: escapes, invalid bytes, bad syntax, deep nesting.
+// jsonValueCases are values the scanner decodes (escapes and invalid
+// UTF-8 included) and values it hands to encoding/json: bad syntax, deep
+// nesting.
 var jsonValueCases = []string{
 	`{"department":"finace","limit":10,"q":"budget 2026"}`,
 	`{"a":[1,-2.5,3e10,-0.0e-3,true,false,null,{}],"b":{"c":[]},"d":""}`,
@@ -17,6 +18,7 @@ var jsonValueCases = []string{
 	`"plain"`, `12`, `-0`, `null`, `[]`, `{}`,
 	`{"s":"héllo, 世界"}`,
 	`{"esc":"a\"b\\c\u00e9\n"}`,
+	`{"sur":"\ud83d\ude00 \ud83d x \u0000"}`,
 	"{\"bad\":\"\xff\xfe\"}",
 	"{\"ctl\":\"a\tb\"}",
 	`{"n":01}`, `{"n":1.}`, `{"n":.5}`, `{"n":-}`, `{"n":1e}`, `{"n":+1}`,
