@@ -104,11 +104,15 @@ func FleetDefinitions(start time.Time) (rows pipeline.ToolRows, nonIdempotent fu
 // start+span) over two tenants, two servers and three tools, and of their
 // re-ingests: a third of the calls are ingested again (some twice), with
 // another category, definition version, detail or suggestion under the same
-// identity, as a replay under new rules or a new sighting would write them. A call's
-// arguments either pass (one row with an empty reason) or break the schema;
-// the differential tests of queries/ and dashboards/ read these against the
-// former FINAL statements.
-func ReplayedViolations(seed uint64, n int, start time.Time, span time.Duration) (rows, replays []pipeline.Violation) {
+// identity, as a replay under new rules or a new sighting would write them.
+// A call's arguments either pass or break the schema. Each ingest of a call
+// says that its arguments were validated in one of the two ways ingest has
+// had: before schema migration 024, one call_violations row with an empty
+// reason when they passed; since, args_validated 1 on its calls row (calls,
+// which also holds a tenth of the calls not validated at all, their
+// argument violations left out). The differential tests of queries/,
+// dashboards/ and compact/ read these against the FINAL definitions.
+func ReplayedViolations(seed uint64, n int, start time.Time, span time.Duration) (rows, replays []pipeline.Violation, calls []pipeline.Call) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	cats := []classify.Category{classify.OK, classify.OK, classify.InvalidArgument, classify.EmptyResult, classify.Internal}
 	type fault struct{ side, path, reason string }
@@ -127,8 +131,31 @@ func ReplayedViolations(seed uint64, n int, start time.Time, span time.Duration)
 		if cat.Failure() {
 			base.IsFailure = 1
 		}
+		validated := rng.IntN(10) != 0
+		flag := uint8(0)
+		if validated {
+			flag = 1
+		}
+		callRow := func(v pipeline.Violation, regime int) {
+			if regime == 1 || !validated {
+				calls = append(calls, pipeline.Call{Time: v.Time, TimeMs: v.TimeMs, Tenant: v.Tenant, Server: v.Server, Tool: v.Tool,
+					SessionKey: fmt.Sprint("s", v.CallID%7), CallID: v.CallID, Category: v.Category, IsFailure: v.IsFailure,
+					IngestedMs: v.IngestedMs, ArgsValidated: flag * uint8(regime), Source: "capture", ContentBlocks: -1})
+			}
+		}
+		// marker is the empty row of old ingests (regime 0) of passing arguments.
+		marker := func(call []pipeline.Violation, v pipeline.Violation, regime int) []pipeline.Violation {
+			if validated && regime == 0 && !slices.ContainsFunc(call, func(v pipeline.Violation) bool { return v.Side == pipeline.SideArguments }) {
+				v.Side, v.Path, v.Reason, v.Detail, v.Suggestion = pipeline.SideArguments, "", "", "", ""
+				return append(call, v)
+			}
+			return call
+		}
 		var call []pipeline.Violation
 		for _, k := range rng.Perm(len(faults))[:rng.IntN(3)] {
+			if !validated && faults[k].side == pipeline.SideArguments {
+				continue
+			}
 			v := base
 			v.Side, v.Path, v.Reason = faults[k].side, faults[k].path, faults[k].reason
 			v.Detail = fmt.Sprintf("detail %d", rng.IntN(3)) // wrong_type's varies by call
@@ -137,16 +164,16 @@ func ReplayedViolations(seed uint64, n int, start time.Time, span time.Duration)
 			}
 			call = append(call, v)
 		}
-		if !slices.ContainsFunc(call, func(v pipeline.Violation) bool { return v.Side == pipeline.SideArguments }) {
-			v := base
-			v.Side = pipeline.SideArguments // the arguments passed
-			call = append(call, v)
-		}
-		rows = append(rows, call...)
+		regime := rng.IntN(2)
+		rows = append(rows, marker(call, base, regime)...)
+		callRow(base, regime)
 		for again := int64(2); rng.IntN(3) == 0 && again <= 3; again++ {
 			change := rng.IntN(4)
 			cat := cats[rng.IntN(len(cats))]
-			for _, v := range call {
+			regime := rng.IntN(2)
+			b := base
+			b.IngestedMs = again
+			for _, v := range marker(call, b, regime) {
 				v.IngestedMs = again
 				switch change {
 				case 0:
@@ -163,7 +190,14 @@ func ReplayedViolations(seed uint64, n int, start time.Time, span time.Duration)
 				} // 3: unchanged, a resend
 				replays = append(replays, v)
 			}
+			if change == 0 {
+				b.Category, b.IsFailure = string(cat), 0
+				if cat.Failure() {
+					b.IsFailure = 1
+				}
+			}
+			callRow(b, regime)
 		}
 	}
-	return rows, replays
+	return rows, replays, calls
 }

@@ -2,8 +2,10 @@
 -- @hour_s + 3600) as plain counts (schema/022_violations_folded.sql): the
 -- violating calls per tool, side, path, reason, definition version and
 -- suggested value, each as its latest ingest, with the smallest detail (the rows grouped by the table's sorting key first,
--- as the raw readers do), the validated calls per tool, and the mark (side
--- empty). Run with the hour's other fold statements, before the fold is
+-- as the raw readers do), the validated calls per tool (the calls marked
+-- args_validated, and from ingests before schema migration 024 the
+-- violation rows of side arguments: queries/schema_validated.sql), and the
+-- mark (side empty). Run with the hour's other fold statements, before the fold is
 -- recorded.
 INSERT INTO violations_folded (hour, fold, tenant, server, tool, side, path, reason, definition_hash, suggestion, detail, calls, invalid, accepted)
 SELECT toDateTime(@hour_s, 'UTC'), toUInt64(@fold), tenant_, server_, tool_, side_, path_, reason_, hash_, suggestion_, detail_, calls_n, invalid_n, accepted_n
@@ -36,9 +38,9 @@ FROM (
   GROUP BY tenant_, server_, tool_, side_, path_, reason_, hash_, suggestion_
   UNION ALL
   SELECT
-    CAST(tenant AS String) AS tenant_,
-    CAST(server AS String) AS server_,
-    CAST(tool AS String) AS tool_,
+    tenant_,
+    server_,
+    tool_,
     'arguments' AS side_,
     '' AS path_,
     '' AS reason_,
@@ -48,9 +50,17 @@ FROM (
     toUInt64(uniqExact(call_id)) AS calls_n,
     toUInt64(0) AS invalid_n,
     toUInt64(0) AS accepted_n
-  FROM call_violations
-  WHERE ts >= toDateTime(@hour_s, 'UTC') AND ts < toDateTime(@hour_s + 3600, 'UTC')
-    AND side = 'arguments'
+  FROM (
+    SELECT CAST(tenant AS String) AS tenant_, CAST(server AS String) AS server_, CAST(tool AS String) AS tool_, call_id
+    FROM calls
+    WHERE ts >= toDateTime(@hour_s, 'UTC') AND ts < toDateTime(@hour_s + 3600, 'UTC')
+      AND args_validated = 1
+    UNION ALL
+    SELECT CAST(tenant AS String) AS tenant_, CAST(server AS String) AS server_, CAST(tool AS String) AS tool_, call_id
+    FROM call_violations
+    WHERE ts >= toDateTime(@hour_s, 'UTC') AND ts < toDateTime(@hour_s + 3600, 'UTC')
+      AND side = 'arguments'
+  )
   GROUP BY tenant_, server_, tool_
   UNION ALL
   SELECT '', '', '', '', '', '', toUInt64(0), '', '', toUInt64(0), toUInt64(0), toUInt64(0))

@@ -445,7 +445,7 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 // the inserted rows: each call's violation as its latest ingest, the
 // validated calls per hour and tool, and the marks (side or outcome empty)
 // in every hour with rows.
-func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violation) (folded, want []string) {
+func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violation, callRows []pipeline.Call) (folded, want []string) {
 	t.Helper()
 	var vs []struct {
 		Hour       int64  `ch:"hour_s"`
@@ -539,9 +539,18 @@ func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violatio
 		}
 		add(outcomes, fmt.Sprintf("o %d %s %s %s %s", v.Time.Unix(), v.Tenant, v.Server, v.Tool, outcome), v.CallID)
 	}
+	// Validated: an ingest's args_validated, or (before migration 024) a row of side arguments.
 	for _, v := range inserted {
 		if v.Side == pipeline.SideArguments {
 			add(calls, fmt.Sprintf("v %d %s %s %s arguments   0 ", v.Time.Unix()/3600*3600, v.Tenant, v.Server, v.Tool), v.CallID)
+		}
+	}
+	for _, c := range callRows {
+		hour := c.Time.Unix() / 3600 * 3600
+		add(calls, fmt.Sprintf("v %d %s %s %s %s %s %s %d %s", hour, "", "", "", "", "", "", 0, "")+"mark", 0)
+		add(outcomes, fmt.Sprintf("o %d    ", hour)+"mark", 0)
+		if c.ArgsValidated == 1 {
+			add(calls, fmt.Sprintf("v %d %s %s %s arguments   0 ", hour, c.Tenant, c.Server, c.Tool), c.CallID)
 		}
 	}
 	for k, ids := range calls {
@@ -564,24 +573,33 @@ func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violatio
 }
 
 // TestRollupHoursFoldsViolations folds hours that hold schema violations
-// only, re-ingested with other classifications and suggestions: their
-// inserts count as the hour's (calls_hour_inserts), and the folded counts
-// are each call's latest ingest's, per path and per outcome, with the
-// validated calls per tool. A late violation row in a folded hour waits
+// and the calls rows of validated calls (chtest.ReplayedViolations: both
+// ways ingest has said that a call's arguments were validated), re-ingested
+// with other classifications and suggestions: the violation inserts count
+// as the hour's (calls_hour_inserts), and the folded counts are each call's
+// latest ingest's, per path and per outcome, with the validated calls per
+// tool. A late violation row in a folded hour waits
 // for the settle time and is then folded again.
 func TestRollupHoursFoldsViolations(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	rows, replays := chtest.ReplayedViolations(7, 600, day, 20*time.Hour)
+	rows, replays, calls := chtest.ReplayedViolations(7, 600, day, 20*time.Hour)
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			inserted := append(slices.Clone(rows), replays...)
 			e.InsertTools(t, pipeline.ToolRows{Violations: rows})
 			e.InsertTools(t, pipeline.ToolRows{Violations: replays})
+			e.Insert(t, calls)
 			seen := map[time.Time]bool{}
 			var hours []time.Time
 			for _, v := range inserted {
 				if h := v.Time.UTC().Truncate(time.Hour); !seen[h] {
+					seen[h] = true
+					hours = append(hours, h)
+				}
+			}
+			for _, c := range calls {
+				if h := c.Time.UTC().Truncate(time.Hour); !seen[h] {
 					seen[h] = true
 					hours = append(hours, h)
 				}
@@ -591,7 +609,7 @@ func TestRollupHoursFoldsViolations(t *testing.T) {
 			if err != nil || !slices.Equal(res.Folded, hours) {
 				t.Fatalf("first run: %v %v, want the %d hours with violations folded", res, err, len(hours))
 			}
-			folded, want := violationCells(t, e, inserted)
+			folded, want := violationCells(t, e, inserted, calls)
 			if len(want) < 100 || !slices.Equal(folded, want) {
 				t.Fatalf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
@@ -606,7 +624,7 @@ func TestRollupHoursFoldsViolations(t *testing.T) {
 			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, lateHour) || res.Superseded != 1 {
 				t.Fatalf("once settled: %v %v, want %v folded again and its first fold superseded", res, err, lateHour)
 			}
-			if folded, want := violationCells(t, e, inserted); !slices.Equal(folded, want) {
+			if folded, want := violationCells(t, e, inserted, calls); !slices.Equal(folded, want) {
 				t.Errorf("after the late violation: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
 		})

@@ -277,7 +277,8 @@ func canonical(rows [][]any) string {
 // each as it was with FINAL, the definition. Random violation rows are
 // stored, then a third of the calls again under the same identity with
 // another classification, version, detail or suggestion (a replay under new
-// rules), in a second insert (chtest.ReplayedViolations): each panel must
+// rules), in a second insert, with the calls rows that say which calls'
+// arguments were validated (chtest.ReplayedViolations): each panel must
 // equal its FINAL form, over a range of whole hours and over one that cuts
 // hours at both ends. It must still once the complete hours are folded
 // (compact.RollupHours: the panels then add up violations_folded and
@@ -289,7 +290,7 @@ func canonical(rows [][]any) string {
 func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
 	ctx := context.Background()
 	start := traffic.DefaultStart
-	rows, again := chtest.ReplayedViolations(12, 2000, start, 20*time.Hour)
+	rows, again, calls := chtest.ReplayedViolations(12, 2000, start, 20*time.Hour)
 	var late []pipeline.Violation // a fifth of the calls replayed once more, reclassified
 	for _, v := range rows {
 		if v.CallID%5 == 0 {
@@ -359,6 +360,7 @@ func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
 			}
 			e.InsertTools(t, pipeline.ToolRows{Violations: rows})
 			e.InsertTools(t, pipeline.ToolRows{Violations: again})
+			e.Insert(t, calls)
 			compare("raw")
 			fold("folded")
 			compare("folded")
@@ -394,8 +396,10 @@ func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
 				}
 			}
 			compare("unmarked folds")
-			if err := e.DB.Exec(ctx, "OPTIMIZE TABLE call_violations FINAL"); err != nil {
-				t.Fatal(err)
+			for _, table := range []string{"call_violations", "calls"} {
+				if err := e.DB.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {
+					t.Fatal(err)
+				}
 			}
 			compare("merged")
 			if compared != 24 {

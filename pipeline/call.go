@@ -54,6 +54,7 @@ type Call struct {
 	Misflagged        uint8
 	RetryAfterMs      int64
 	Continuation      uint8 // 1: answers an input_required result; not a retry
+	ArgsValidated     uint8 // 1: Tools.Check validated the arguments (passed or not)
 	TaxonomyVersion   string
 	IngestedMs        int64 // version column: the latest ingest of a call wins
 }
@@ -67,7 +68,7 @@ func (c *Call) Values() []any {
 		c.HasResponse, c.IsError, c.RPCError, c.RPCCode, c.RPCMessage, c.ResultType,
 		c.ContentBlocks, c.TextBytes, c.HasStructured, c.Message,
 		c.Category, c.IsFailure, c.DeclaredRetryable, c.ExpectedRetryable, c.ClassSource,
-		c.ClassRule, c.ErrorCode, c.Misflagged, c.RetryAfterMs, c.Continuation,
+		c.ClassRule, c.ErrorCode, c.Misflagged, c.RetryAfterMs, c.Continuation, c.ArgsValidated,
 		c.TaxonomyVersion, c.IngestedMs,
 	}
 }

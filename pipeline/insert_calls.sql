@@ -5,5 +5,5 @@ INSERT INTO calls (ts, ts_ms, duration_ms, tenant, server, tool, session_id, ses
   has_response, is_error, rpc_error, rpc_code, rpc_message, result_type,
   content_blocks, text_bytes, has_structured, message,
   category, is_failure, declared_retryable, expected_retryable, class_source,
-  class_rule, error_code, misflagged, retry_after_ms, continuation,
+  class_rule, error_code, misflagged, retry_after_ms, continuation, args_validated,
   taxonomy_version, ingested_ms)

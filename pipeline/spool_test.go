@@ -71,6 +71,40 @@ func TestSpoolRecordRoundTripsEveryField(t *testing.T) {
 	}
 }
 
+// TestSpoolReadsVersionOneRecords: a spool written before ArgsValidated
+// holds version 1 records, the same calls without its byte; they decode,
+// by every reader, with ArgsValidated 0.
+func TestSpoolReadsVersionOneRecords(t *testing.T) {
+	c := fullCall(t, 1)
+	c.ArgsValidated = 0
+	v2 := appendRecord(nil, []Call{c}, nil, nil)
+	if v2[0] != recordVersion || v2[len(v2)-1] != 0 {
+		t.Fatalf("a one-call record without dead letters should end with the call's ArgsValidated byte: % x", v2[len(v2)-4:])
+	}
+	v1 := append([]byte{1}, v2[1:len(v2)-1]...)
+	got, _, err := decodeRecord(v1, nil, nil)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], c) {
+		t.Fatalf("version 1 record: %v, %+v; want %+v", err, got, c)
+	}
+	offs, _, err := checkRecord(v1)
+	if err != nil || len(offs) != 1 {
+		t.Fatalf("checkRecord of a version 1 record: %v, %v", err, offs)
+	}
+	var view Call
+	if _, err := decodeCallAt(v1, offs[0], &view, nil); err != nil || !reflect.DeepEqual(view, c) {
+		t.Fatalf("decodeCallAt of a version 1 record: %v, %+v; want %+v", err, view, c)
+	}
+	// The same bytes with version 2 lack the last field: refused, not misread.
+	if _, _, err := decodeRecord(append([]byte{2}, v1[1:]...), nil, nil); err == nil {
+		t.Fatal("a version 2 record without its ArgsValidated byte decoded")
+	}
+	for _, v := range []byte{0, 3} {
+		if _, _, err := decodeRecord(append([]byte{v}, v2[1:]...), nil, nil); err == nil {
+			t.Errorf("record version %d decoded", v)
+		}
+	}
+}
+
 // TestDecodeViewsMatchDecodeRecord holds the copying decoder (spool tests,
 // and what a record means) and the viewing ones (the spool loads' check,
 // the Writer's blocks and sort keys) to the same result, and checks that

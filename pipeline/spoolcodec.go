@@ -17,8 +17,18 @@ import (
 // nanoseconds (UTC). It is written and read only by this file; a test
 // round-trips a Call with every field set, so a field added to Call without
 // a line here fails it.
+//
+// Version 2 appends ArgsValidated to each call. Version 1 records, which a
+// spool written before it may still hold, decode with ArgsValidated 0.
 
-const recordVersion = 1
+const (
+	recordVersion  = 2
+	oldestVersion  = 1 // the oldest version the readers still decode
+	versionArgsVal = 2 // the first version with ArgsValidated
+)
+
+// knownVersion reports whether the readers decode record version v.
+func knownVersion(v byte) bool { return v >= oldestVersion && v <= recordVersion }
 
 // appendRecord encodes calls and dead letters as one record payload
 // appended to b. With offs set, it appends the offset of each call in the
@@ -78,6 +88,7 @@ func appendCall(b []byte, c *Call) []byte {
 	b = append(b, c.Continuation)
 	b = appendStr(b, c.TaxonomyVersion)
 	b = binary.AppendVarint(b, c.IngestedMs)
+	b = append(b, c.ArgsValidated)
 	return b
 }
 
@@ -106,7 +117,7 @@ func appendStrs(b []byte, ss []string) []byte {
 // recordCalls returns the number of calls in a record payload without
 // decoding them.
 func recordCalls(p []byte) (int, error) {
-	if len(p) == 0 || p[0] != recordVersion {
+	if len(p) == 0 || !knownVersion(p[0]) {
 		return 0, errBadRecord
 	}
 	n, k := binary.Uvarint(p[1:])
@@ -123,12 +134,13 @@ var errBadRecord = errors.New("malformed spool record")
 // cut from arena. With offs set, record appends each call's offset to it;
 // with check set, it decodes every call into one Call and keeps none.
 type recordReader struct {
-	p     []byte
-	err   error
-	view  bool
-	check bool
-	arena []string
-	offs  *[]uint32
+	p       []byte
+	version byte // the record's version byte
+	err     error
+	view    bool
+	check   bool
+	arena   []string
+	offs    *[]uint32
 }
 
 // decodeRecord decodes a payload written by appendRecord, appending to
@@ -167,7 +179,10 @@ func decodeCallAt(p []byte, off uint32, c *Call, arena []string) ([]string, erro
 	if uint64(off) >= uint64(len(p)) {
 		return arena, fmt.Errorf("%w: call offset %d of %d bytes", errBadRecord, off, len(p))
 	}
-	r := &recordReader{p: p[off:], view: true, arena: arena}
+	if !knownVersion(p[0]) {
+		return arena, fmt.Errorf("%w: version %d", errBadRecord, p[0])
+	}
+	r := &recordReader{p: p[off:], version: p[0], view: true, arena: arena}
 	r.call(c)
 	return r.arena, r.err
 }
@@ -202,9 +217,10 @@ func sortKeyAt(p []byte, off uint32) (sortKey, error) {
 
 // header checks p's version and reads its counts into r.
 func (r *recordReader) header(p []byte) (nc, nd uint64, err error) {
-	if len(p) == 0 || p[0] != recordVersion {
+	if len(p) == 0 || !knownVersion(p[0]) {
 		return 0, 0, fmt.Errorf("%w: version %v", errBadRecord, p[:min(len(p), 1)])
 	}
+	r.version = p[0]
 	r.p = p[1:]
 	nc, nd = r.uvarint(), r.uvarint()
 	// Each call takes at least 40 bytes and each dead letter 6 (47 and 12
@@ -284,6 +300,10 @@ func (r *recordReader) call(c *Call) {
 	c.Continuation = r.byte()
 	c.TaxonomyVersion = r.str()
 	c.IngestedMs = r.varint()
+	c.ArgsValidated = 0
+	if r.version >= versionArgsVal {
+		c.ArgsValidated = r.byte()
+	}
 }
 
 func (r *recordReader) fail() {

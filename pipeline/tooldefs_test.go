@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -289,15 +290,22 @@ func TestProcessorCapturesDefinitionsAndValidates(t *testing.T) {
 		!strings.Contains(res.Errors[0].Reason, "name: want a non-empty string") {
 		t.Fatalf("result %+v", res)
 	}
-	v1, _ := parseTool([]byte(searchDocsTool(searchDocsV1)), 64)
 	v2, _ := parseTool([]byte(searchDocsTool(searchDocsV2)), 64)
 	want := []violationView{
-		{"search_docs", SideArguments, "", "", "", "EMPTY_RESULT", v1.Hash},
 		{"search_docs", SideArguments, "department", ReasonNotInEnum, "finance", "EMPTY_RESULT", v2.Hash},
 		{"search_docs", SideArguments, "department", ReasonNotInEnum, "finance", "INVALID_ARGUMENT", v2.Hash},
 	}
 	if got := pendingViolations(tl); !reflect.DeepEqual(got, want) {
 		t.Errorf("violations\n got %+v\nwant %+v", got, want)
+	}
+	// The call before the first definition is not validated; the one that
+	// passed v1 and the two that failed v2 are, and write no row for it.
+	var flags []uint8
+	for _, c := range calls {
+		flags = append(flags, c.ArgsValidated)
+	}
+	if want := []uint8{0, 1, 1, 1}; !slices.Equal(flags, want) {
+		t.Errorf("args_validated %v, want %v", flags, want)
 	}
 	tl.mu.Lock()
 	defs, sightings := len(tl.pending.Definitions), len(tl.pending.Sightings)
@@ -334,7 +342,9 @@ func TestCheckResults(t *testing.T) {
 		line("4", `"result":{"content":[{"type":"text","text":"CRM down"}],"isError":true}`),
 		line("5", `"error":{"code":-32603,"message":"internal"}`),
 	}, "\n")
-	if _, err := p.ReadNDJSON(strings.NewReader(body), "default", testNow(), func(Call) {}, func(DeadLetter) {}); err != nil {
+	var flags []uint8
+	if _, err := p.ReadNDJSON(strings.NewReader(body), "default", testNow(), func(c Call) { flags = append(flags, c.ArgsValidated) },
+		func(DeadLetter) {}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -342,14 +352,18 @@ func TestCheckResults(t *testing.T) {
 		got = append(got, v.Side+" "+v.Path+" "+v.Reason)
 	}
 	want := []string{
-		"arguments  ", // call 1: arguments pass
-		"arguments  ", "result open_tickets out_of_range", "result tier not_in_enum",
-		"arguments  ", "result $ missing_structured_content",
-		"arguments  ", // isError: the result is not checked
-		"arguments  ", // JSON-RPC error: no result
+		// call 1: arguments and result pass; no row
+		"result open_tickets out_of_range", "result tier not_in_enum",
+		"result $ missing_structured_content",
+		// call 4 (isError: the result is not checked) and 5 (JSON-RPC error:
+		// no result): arguments pass, no row
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// Every call's arguments were validated, whatever its result.
+	if want := []uint8{1, 1, 1, 1, 1}; !slices.Equal(flags, want) {
+		t.Errorf("args_validated %v, want %v", flags, want)
 	}
 }
 

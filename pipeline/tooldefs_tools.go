@@ -130,10 +130,12 @@ func (t *Tools) Observe(defs []ToolDef, source string) int {
 }
 
 // Check validates c (decoded and classified; in is its classifier Input)
-// against the definition of its tool in force at c's time, and queues the
-// result: violation rows, or one row that says the arguments passed. A call
-// whose tool has no definition at that time is not validated, nor are
-// arguments that the trace did not carry (in.Arguments nil). The result is
+// against the definition of its tool in force at c's time, and queues its
+// violation rows. It sets c.ArgsValidated when the arguments were checked,
+// whether they passed or not: the calls table counts the validated calls,
+// which until schema migration 024 an empty violation row per passing call
+// did. A call whose tool has no definition at that time is not validated,
+// nor are arguments that the trace did not carry (in.Arguments nil). The result is
 // validated when the definition has an outputSchema and the call ended in a
 // complete, non-error result whose content is known: its structuredContent
 // must conform, and must be present.
@@ -161,7 +163,9 @@ func (t *Tools) Check(c *Call, in *classify.Input) {
 	case in.Arguments == nil:
 		t.m.validations.WithLabelValues(SideArguments, "unknown_arguments").Inc()
 	case inS != nil:
-		t.validate(inS, in.Arguments, SideArguments, add, true)
+		if t.validate(inS, in.Arguments, SideArguments, add) {
+			c.ArgsValidated = 1
+		}
 	case v.input != "":
 		t.m.validations.WithLabelValues(SideArguments, "schema_error").Inc()
 	default:
@@ -173,7 +177,7 @@ func (t *Tools) Check(c *Call, in *classify.Input) {
 			t.m.validations.WithLabelValues(SideResult, "invalid").Inc()
 			add(SideResult, finding{"$", ReasonMissingStructured, "the tool declares an outputSchema, the result has no structuredContent", ""})
 		} else {
-			t.validate(outS, in.Structured, SideResult, add, false)
+			t.validate(outS, in.Structured, SideResult, add)
 		}
 	}
 	if len(rows) == 0 {
@@ -190,24 +194,23 @@ func (t *Tools) Check(c *Call, in *classify.Input) {
 	t.mu.Unlock()
 }
 
-// validate runs one side; a passing side adds the empty marker row when
-// marker is set (arguments: every validated call is counted).
-func (t *Tools) validate(cs *compiledSchema, raw []byte, side string, add func(string, finding), marker bool) {
+// validate runs one side, adds its violations, and reports whether the
+// side was validated (the schema evaluated it, passing or not).
+func (t *Tools) validate(cs *compiledSchema, raw []byte, side string, add func(string, finding)) bool {
 	fs, err := cs.validate(raw)
 	switch {
 	case err != nil:
 		t.m.validations.WithLabelValues(side, "schema_error").Inc()
+		return false
 	case len(fs) == 0:
 		t.m.validations.WithLabelValues(side, "valid").Inc()
-		if marker {
-			add(side, finding{})
-		}
 	default:
 		t.m.validations.WithLabelValues(side, "invalid").Inc()
 		for _, f := range fs {
 			add(side, f)
 		}
 	}
+	return true
 }
 
 // InForce returns the hash of the definition of (tenant, server, tool) in

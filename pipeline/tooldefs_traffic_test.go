@@ -28,24 +28,26 @@ func TestGeneratedTrafficAgainstItsDefinitions(t *testing.T) {
 		t.Fatalf("tool lists: %+v %v", res, err)
 	}
 	story := map[uint64]traffic.Story{}
+	validated := map[uint64]bool{}
 	_, err = traffic.GenerateLabeled(cfg, func(line []byte, s traffic.Story) error {
 		c, err := p.Line(line)
 		if err != nil {
 			return fmt.Errorf("story %s: %w", s, err)
 		}
 		story[c.CallID] = s
+		if c.ArgsValidated == 1 {
+			validated[c.CallID] = true
+		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	byStory := map[traffic.Story]map[string]int{}
-	validated := map[uint64]bool{}
 	suggested := 0
 	for _, v := range tl.pending.Violations {
-		validated[v.CallID] = true
-		if v.Reason == "" {
-			continue
+		if v.Side == SideArguments && !validated[v.CallID] {
+			t.Errorf("call %d has argument violations and args_validated 0", v.CallID)
 		}
 		s := story[v.CallID]
 		if byStory[s] == nil {

@@ -37,9 +37,10 @@ const (
 	ReasonOther              = "other"
 )
 
-// Violation is one failed path of one validated call, or for a call whose
-// arguments passed, one row with Side arguments and empty Path and Reason: a
-// row of the call_violations table. Detail says what the schema allows and
+// Violation is one failed path of one validated call: a row of the
+// call_violations table. (Until schema migration 024, a call whose
+// arguments passed had one row with Side arguments and empty Path and
+// Reason; its calls row's args_validated now says it.) Detail says what the schema allows and
 // Suggestion is the closest allowed value or property name; neither ever
 // holds a value the call sent.
 type Violation struct {

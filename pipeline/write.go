@@ -223,7 +223,7 @@ func (r *driverRow) of(c *Call) []any {
 		&c.HasResponse, &c.IsError, &c.RPCError, &c.RPCCode, &c.RPCMessage, r.box(7, c.ResultType),
 		&c.ContentBlocks, &c.TextBytes, &c.HasStructured, &c.Message,
 		r.box(8, c.Category), &c.IsFailure, &c.DeclaredRetryable, &c.ExpectedRetryable, r.box(9, c.ClassSource),
-		r.box(10, c.ClassRule), &c.ErrorCode, &c.Misflagged, &c.RetryAfterMs, &c.Continuation,
+		r.box(10, c.ClassRule), &c.ErrorCode, &c.Misflagged, &c.RetryAfterMs, &c.Continuation, &c.ArgsValidated,
 		r.box(11, c.TaxonomyVersion), &c.IngestedMs,
 	)
 	return r.row

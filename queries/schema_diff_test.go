@@ -44,7 +44,7 @@ func definitionViolations(t *testing.T, db queries.DB, f queries.Filter, o queri
 // read them.
 func TestSchemaViolationsMatchTheDefinition(t *testing.T) {
 	ctx := context.Background()
-	rows, replays := chtest.ReplayedViolations(20261202, 3000, t0, 3*time.Hour)
+	rows, replays, calls := chtest.ReplayedViolations(20261202, 3000, t0, 3*time.Hour)
 	changed := 0
 	for _, r := range replays {
 		if r.IngestedMs > 1 {
@@ -106,6 +106,7 @@ func TestSchemaViolationsMatchTheDefinition(t *testing.T) {
 			// that a merge may or may not have folded when the queries run.
 			e.InsertTools(t, pipeline.ToolRows{Violations: rows})
 			e.InsertTools(t, pipeline.ToolRows{Violations: replays})
+			e.Insert(t, calls)
 			check("raw")
 			fold()
 			check("folded")

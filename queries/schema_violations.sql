@@ -3,13 +3,14 @@
 -- [from, to) whose arguments or structured result failed their tool's schema
 -- there; of them, those the server refused as INVALID_ARGUMENT, and those it
 -- answered without failing (it accepted bad input). Rows with an empty
--- reason only mark validated calls (schema_validated.sql counts them). The
+-- reason, which ingest wrote before schema migration 024, only mark
+-- validated calls (schema_validated.sql counts them). The
 -- detail is the same for every call of a row but for wrong_type (the type
 -- sent varies): the smallest is shown.
 -- A call ingested more than once counts once, as its latest ingest, as
 -- call_violations FINAL would count it but without FINAL, which on 18.16
--- reads and merges every row of the range, the passing calls' included
--- (2.8-3.5 s for 24 h of 10M calls; BENCHMARKS.md, twelfth round): the inner
+-- reads and merges every row of the range (2.8-3.5 s for 24 h of 10M calls
+-- when every passing call had its row; BENCHMARKS.md, twelfth round): the inner
 -- query groups the violation rows by the table's sorting key, the identity
 -- FINAL folds, and takes the latest ingest's values of the other columns
 -- (argMax by ingested_ms); only the rows with a reason are read past the

@@ -17,8 +17,12 @@ import (
 //     node as TO r_local ... FROM t_local: each shard rolls up its own
 //     calls into its replicated rollup, read through the Distributed r.
 //   - CREATE VIEW v AS SELECT ... FROM t reads the Distributed t.
-//   - ALTER TABLE t applies every command to t_local and the column
-//     commands (ADD, DROP, MODIFY, RENAME, COMMENT COLUMN) to t as well.
+//   - ALTER TABLE t applies every command to t_local; when a command
+//     changes the columns (ADD, DROP, MODIFY, RENAME, COMMENT COLUMN), t is
+//     dropped and created again AS t_local, with the new columns. 18.16
+//     refuses ALTER ON CLUSTER of a table that is not replicated on a
+//     cluster whose shards are, and a Distributed table holds no rows here:
+//     every insert into it is synchronous (chconn, docs/scaling.md).
 //   - DROP TABLE [IF EXISTS] v drops a view that an earlier migration
 //     created, on every node; dropping a table has no translation (it
 //     would be two, its local and Distributed tables, and their data).
@@ -48,8 +52,8 @@ const LocalSuffix = "_local"
 // statements that apply it to every node of cluster with its tables in
 // database.
 func ClusterStatements(ms []Migration, cluster, database string) ([][]string, error) {
-	tables := map[string]bool{} // created by an earlier CREATE TABLE
-	views := map[string]bool{}  // created by an earlier CREATE [MATERIALIZED] VIEW, not dropped since
+	tables := map[string]string{} // created by an earlier CREATE TABLE: its Distributed CREATE
+	views := map[string]bool{}    // created by an earlier CREATE [MATERIALIZED] VIEW, not dropped since
 	out := make([][]string, len(ms))
 	for i, m := range ms {
 		stmts, err := clusterDDL(m.SQL, cluster, database, tables, views)
@@ -61,7 +65,7 @@ func ClusterStatements(ms []Migration, cluster, database string) ([][]string, er
 	return out, nil
 }
 
-func clusterDDL(sql, cluster, db string, tables, views map[string]bool) ([]string, error) {
+func clusterDDL(sql, cluster, db string, tables map[string]string, views map[string]bool) ([]string, error) {
 	toks, err := lex(sql)
 	if err != nil {
 		return nil, err
@@ -83,7 +87,7 @@ func clusterDDL(sql, cluster, db string, tables, views map[string]bool) ([]strin
 }
 
 // createTable translates CREATE TABLE [IF NOT EXISTS] t (...) ENGINE = ...
-func (p *parser) createTable(cluster, db string, tables map[string]bool) ([]string, error) {
+func (p *parser) createTable(cluster, db string, tables map[string]string) ([]string, error) {
 	p.ifNotExists()
 	name, nameTok, err := p.tableName()
 	if err != nil {
@@ -130,14 +134,14 @@ func (p *parser) createTable(cluster, db string, tables map[string]bool) ([]stri
 	)
 	dist := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s ON CLUSTER %s AS %s.%s%s ENGINE = Distributed(%s, %s, %s%s, %s)",
 		db, name, cluster, db, name, LocalSuffix, cluster, db, name, LocalSuffix, key)
-	tables[name] = true
+	tables[name] = dist
 	return []string{local, dist}, nil
 }
 
 // createView translates CREATE [MATERIALIZED] VIEW [IF NOT EXISTS] v [TO t]
 // AS SELECT: a materialized view reads and writes local tables, a plain view
 // reads the Distributed ones.
-func (p *parser) createView(cluster, db string, tables, views map[string]bool, materialized bool) ([]string, error) {
+func (p *parser) createView(cluster, db string, tables map[string]string, views map[string]bool, materialized bool) ([]string, error) {
 	p.ifNotExists()
 	name, nameTok, err := p.tableName()
 	if err != nil {
@@ -154,7 +158,7 @@ func (p *parser) createView(cluster, db string, tables, views map[string]bool, m
 		if err != nil {
 			return nil, err
 		}
-		if !tables[target] {
+		if tables[target] == "" {
 			return nil, fmt.Errorf("MATERIALIZED VIEW %s: target %s is not a table created by an earlier migration", name, target)
 		}
 		edits = append(edits, edit{targetTok, targetTok + 1, db + "." + target + LocalSuffix})
@@ -164,7 +168,7 @@ func (p *parser) createView(cluster, db string, tables, views map[string]bool, m
 	for i := p.pos; i+1 < len(p.toks); i++ {
 		kw := strings.ToUpper(p.toks[i].text)
 		next := p.toks[i+1]
-		if (kw == "FROM" || kw == "JOIN") && next.kind == tokIdent && tables[next.text] &&
+		if (kw == "FROM" || kw == "JOIN") && next.kind == tokIdent && tables[next.text] != "" &&
 			(i+2 >= len(p.toks) || p.toks[i+2].text != ".") {
 			edits = append(edits, edit{i + 1, i + 2, db + "." + next.text + suffix})
 		}
@@ -195,28 +199,28 @@ func (p *parser) dropView(cluster, db string, views map[string]bool) ([]string, 
 }
 
 // alterTable translates ALTER TABLE t <commands>.
-func (p *parser) alterTable(cluster, db string, tables map[string]bool) ([]string, error) {
+func (p *parser) alterTable(cluster, db string, tables map[string]string) ([]string, error) {
 	name, _, err := p.tableName()
 	if err != nil {
 		return nil, err
 	}
-	if !tables[name] {
+	dist := tables[name]
+	if dist == "" {
 		return nil, fmt.Errorf("ALTER TABLE %s: not a table created by an earlier migration", name)
 	}
-	var all, columns []string
+	var all []string
+	columns := false
 	for _, cmd := range p.splitCommands() {
 		all = append(all, cmd)
 		words := strings.Fields(strings.ToUpper(cmd))
-		if len(words) > 1 && words[1] == "COLUMN" && words[0] != "CLEAR" {
-			columns = append(columns, cmd)
-		}
+		columns = columns || len(words) > 1 && words[1] == "COLUMN" && words[0] != "CLEAR"
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("ALTER TABLE %s: no commands", name)
 	}
 	out := []string{fmt.Sprintf("ALTER TABLE %s.%s%s ON CLUSTER %s %s", db, name, LocalSuffix, cluster, strings.Join(all, ", "))}
-	if len(columns) > 0 {
-		out = append(out, fmt.Sprintf("ALTER TABLE %s.%s ON CLUSTER %s %s", db, name, cluster, strings.Join(columns, ", ")))
+	if columns {
+		out = append(out, fmt.Sprintf("DROP TABLE IF EXISTS %s.%s ON CLUSTER %s", db, name, cluster), dist)
 	}
 	return out, nil
 }

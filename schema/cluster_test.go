@@ -57,12 +57,18 @@ func TestClusterStatements(t *testing.T) {
 			[]string{"CREATE VIEW IF NOT EXISTS db.w ON CLUSTER c AS SELECT a FROM (SELECT a FROM db.t FINAL) WHERE a IN (SELECT a FROM db.t)"},
 		},
 		{
-			"ALTER applies every command to the local table and the column commands to the Distributed one",
+			"ALTER applies every command to the local table and a column command makes the Distributed one again",
 			[]string{table, "ALTER TABLE t ADD COLUMN b UInt8 DEFAULT 0 AFTER a, MODIFY TTL toDateTime(v) + INTERVAL 1 DAY, COMMENT COLUMN a 'x, y'"},
 			[]string{
 				"ALTER TABLE db.t_local ON CLUSTER c ADD COLUMN b UInt8 DEFAULT 0 AFTER a, MODIFY TTL toDateTime(v) + INTERVAL 1 DAY, COMMENT COLUMN a 'x, y'",
-				"ALTER TABLE db.t ON CLUSTER c ADD COLUMN b UInt8 DEFAULT 0 AFTER a, COMMENT COLUMN a 'x, y'",
+				"DROP TABLE IF EXISTS db.t ON CLUSTER c",
+				"CREATE TABLE IF NOT EXISTS db.t ON CLUSTER c AS db.t_local ENGINE = Distributed(c, db, t_local, cityHash64(a, v))",
 			},
+		},
+		{
+			"ALTER without a column command leaves the Distributed table alone",
+			[]string{table, "ALTER TABLE t MODIFY TTL toDateTime(v) + INTERVAL 1 DAY"},
+			[]string{"ALTER TABLE db.t_local ON CLUSTER c MODIFY TTL toDateTime(v) + INTERVAL 1 DAY"},
 		},
 		{
 			"DROP TABLE of a view an earlier migration created drops it on every node",

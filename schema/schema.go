@@ -16,6 +16,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,8 +98,9 @@ func Ready(ctx context.Context, db Selecter) error {
 }
 
 // Apply runs every migration not yet recorded in schema_migrations, in order,
-// and records it. Each statement is idempotent, so a crash between a statement
-// and its record is repaired by the next Apply. It returns the applied names.
+// and records it. Each statement is idempotent (a column that a migration
+// adds is looked for first; see Exec), so a crash between a statement and
+// its record is repaired by the next Apply. It returns the applied names.
 func Apply(ctx context.Context, db DB) ([]string, error) {
 	return ApplyCluster(ctx, db, "")
 }
@@ -139,7 +141,18 @@ func ApplyCluster(ctx context.Context, db DB, cluster string) ([]string, error) 
 		if done[m.Version] {
 			continue
 		}
+		suffix := ""
+		if cluster != "" {
+			suffix = LocalSuffix // the Distributed table is made again after it
+		}
+		has, err := hasAddedColumn(ctx, db, m, suffix)
+		if err != nil {
+			return applied, err
+		}
 		for _, stmt := range stmts[i] {
+			if has && isAlter(stmt) {
+				continue // a crash after the ALTER, before its record
+			}
 			if err := db.Exec(ddlCtx, stmt); err != nil {
 				return applied, fmt.Errorf("migration %s: %w", m.Name, err)
 			}
@@ -220,6 +233,59 @@ func clusterPlan(ctx context.Context, db DB, ms []Migration, cluster string) ([]
 		}
 	}
 	return ClusterStatements(ms, cluster, rows[0].Database)
+}
+
+// Exec runs m's statement once more, as Apply would on a database that has
+// not recorded it: idempotent, so that a crash between a statement and its
+// record is repaired by the next Apply. A migration that adds a column
+// (ALTER TABLE t ADD COLUMN c ...) is skipped when t already has c: 18.16
+// has no ADD COLUMN IF NOT EXISTS, and modern servers refuse a duplicate
+// column too.
+func Exec(ctx context.Context, db DB, m Migration) error {
+	has, err := hasAddedColumn(ctx, db, m, "")
+	if err != nil || has {
+		return err
+	}
+	if err := db.Exec(ctx, m.SQL); err != nil {
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	return nil
+}
+
+// addColumn matches a migration that adds one column: its comment lines,
+// then ALTER TABLE t ADD COLUMN c.
+var addColumn = regexp.MustCompile(`(?is)^\s*(?:--[^\n]*\n\s*)*ALTER\s+TABLE\s+([a-z_][a-z0-9_]*)\s+ADD\s+COLUMN\s+([a-z_][a-z0-9_]*)\s`)
+
+// hasAddedColumn reports whether m adds a column that its table (with
+// suffix: the local table in cluster mode), in the connection's database,
+// already has.
+func hasAddedColumn(ctx context.Context, db Selecter, m Migration, suffix string) (bool, error) {
+	sub := addColumn.FindStringSubmatch(m.SQL)
+	if sub == nil {
+		return false, nil
+	}
+	sub[1] += suffix
+	var n []struct {
+		N uint64 `ch:"n"`
+	}
+	err := db.Select(ctx, &n, "SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND table = @table AND name = @column",
+		clickhouse.Named("table", sub[1]), clickhouse.Named("column", sub[2]))
+	if err != nil {
+		return false, fmt.Errorf("migration %s: look for column %s.%s: %w", m.Name, sub[1], sub[2], err)
+	}
+	return len(n) == 1 && n[0].N > 0, nil
+}
+
+// isAlter reports whether stmt, past its comment lines, is an ALTER.
+func isAlter(stmt string) bool {
+	for {
+		stmt = strings.TrimSpace(stmt)
+		if !strings.HasPrefix(stmt, "--") {
+			break
+		}
+		_, stmt, _ = strings.Cut(stmt, "\n")
+	}
+	return len(stmt) >= 5 && strings.EqualFold(stmt[:5], "ALTER")
 }
 
 // AppliedVersions reads schema_migrations; a missing table means none.

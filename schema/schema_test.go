@@ -41,7 +41,7 @@ func TestApplyIsIdempotentOnEveryEngine(t *testing.T) {
 					t.Errorf("migration %s not recorded", m.Name)
 				}
 				// Every statement is idempotent on its own, too.
-				if err := e.DB.Exec(ddlCtx, m.SQL); err != nil {
+				if err := schema.Exec(ddlCtx, e.DB, m); err != nil {
 					t.Errorf("re-running %s: %v", m.Name, err)
 				}
 			}

@@ -151,6 +151,20 @@ func (ch *clickhouse) count(ctx context.Context, db string, final bool) (uint64,
 	return n[0].N, nil
 }
 
+// countValidated returns the rows of db.calls with args_validated 1.
+func (ch *clickhouse) countValidated(ctx context.Context, db string) (uint64, error) {
+	var n []struct {
+		N uint64 `ch:"n"`
+	}
+	if err := ch.admin.Select(ctx, &n, "SELECT count() AS n FROM "+db+".calls WHERE args_validated = 1"); err != nil {
+		return 0, err
+	}
+	if len(n) != 1 {
+		return 0, fmt.Errorf("count validated calls: %d rows", len(n))
+	}
+	return n[0].N, nil
+}
+
 // waitViolations waits until db.call_violations holds rows and its count
 // has not moved for two seconds (ingest flushes them every second, apart
 // from the calls), and returns the count; none within timeout is an error:

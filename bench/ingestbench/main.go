@@ -231,7 +231,7 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 				b.logf("run %d %s: %d calls stored as two rows", r, res.scenario, res.twice)
 			}
 			if res.violations > 0 {
-				b.logf("run %d %s: %d call_violations rows", r, res.scenario, res.violations)
+				b.logf("run %d %s: %d call_violations rows, %d calls rows with args_validated", r, res.scenario, res.violations, res.validated)
 			}
 			rep.runs = append(rep.runs, res)
 		}
@@ -312,8 +312,10 @@ type result struct {
 	twice      int // calls stored as two rows (both sides, the first forgotten before the second came)
 	// violations are the call_violations rows the run wrote (a payload
 	// with setup): counted once the calls are queryable and the rows have
-	// stopped coming, after the timed run.
-	violations uint64
+	// stopped coming, after the timed run; validated the calls rows with
+	// args_validated 1, counted then too (0 from a build older than schema
+	// migration 024, which marked a passing call with a violation row).
+	violations, validated uint64
 }
 
 func (r result) rate() float64 { return float64(r.calls) / r.elapsed.Seconds() }
@@ -562,6 +564,9 @@ func (b *bench) drive(ctx context.Context, in *ingest, db string, p *payload, po
 			return fmt.Errorf("%s: %w", p.name, err)
 		}
 		res.violations = n
+		if res.validated, err = b.ch.countValidated(ctx, db); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
 	}
 	return nil
 }

@@ -8,14 +8,15 @@
 -- (a failed call's session repeats the tool) and two argument keys per call.
 -- @kept_failures_pct of the failures stay failures (100: 15 % of the calls
 -- failed); the others become OK calls, everything about them derived from
--- their new class as for any OK call: a healthier fleet.
+-- their new class as for any OK call: a healthier fleet. Every call's
+-- arguments were validated (args_validated; synthetic/violations.sql).
 INSERT INTO calls (ts, ts_ms, duration_ms, tenant, server, tool, session_id, session_key,
   trace_id, request_id, call_id, client, protocol_version, source, side,
   args_json, args_hash, arg_keys, arg_values,
   has_response, is_error, rpc_error, rpc_code, rpc_message, result_type,
   content_blocks, text_bytes, has_structured, message,
   category, is_failure, declared_retryable, expected_retryable, class_source,
-  class_rule, error_code, misflagged, retry_after_ms, continuation,
+  class_rule, error_code, misflagged, retry_after_ms, continuation, args_validated,
   taxonomy_version, ingested_ms)
 SELECT
   toDateTime(intDiv(t, 1000), 'UTC') AS ts_, t AS ts_ms_, 100 + h % 900 AS duration_ms_,
@@ -35,7 +36,7 @@ SELECT
   toUInt8(c >= 85) AS is_failure_, toInt8(-1) AS declared_retryable_,
   toInt8(if(c >= 85 AND c < 93 OR c >= 95 AND c < 97, 1, 0)) AS expected_retryable_,
   'default' AS class_source_, '' AS class_rule_, '' AS error_code_, toUInt8(c >= 70 AND c < 72) AS misflagged_,
-  toInt64(0) AS retry_after_ms_, toUInt8(0) AS continuation_, 'bench' AS taxonomy_version_, toInt64(1) AS ingested_ms_
+  toInt64(0) AS retry_after_ms_, toUInt8(0) AS continuation_, toUInt8(1) AS args_validated_, 'bench' AS taxonomy_version_, toInt64(1) AS ingested_ms_
 FROM (
   SELECT number, intDiv(number, 25) AS s, cityHash64(number, 7) AS h,
          if(h % 100 >= 85 AND intDiv(h, 100) % 100 >= @kept_failures_pct, h % 100 - 85, h % 100) AS c,

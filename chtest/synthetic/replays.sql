@@ -10,7 +10,7 @@ INSERT INTO calls (ts, ts_ms, duration_ms, tenant, server, tool, session_id, ses
   has_response, is_error, rpc_error, rpc_code, rpc_message, result_type,
   content_blocks, text_bytes, has_structured, message,
   category, is_failure, declared_retryable, expected_retryable, class_source,
-  class_rule, error_code, misflagged, retry_after_ms, continuation,
+  class_rule, error_code, misflagged, retry_after_ms, continuation, args_validated,
   taxonomy_version, ingested_ms)
 SELECT
   ts, ts_ms, duration_ms, tenant, server, tool, session_id, session_key,
@@ -21,7 +21,7 @@ SELECT
   if(intDiv(call_id, 100) % 2 = 0, CAST(category AS String), if(is_failure = 1, 'OK', 'INTERNAL')),
   if(intDiv(call_id, 100) % 2 = 0, is_failure, 1 - is_failure),
   declared_retryable, expected_retryable, class_source,
-  class_rule, error_code, misflagged, retry_after_ms, continuation,
+  class_rule, error_code, misflagged, retry_after_ms, continuation, args_validated,
   taxonomy_version, toInt64(2)
 FROM calls
 WHERE call_id % 100 = 0

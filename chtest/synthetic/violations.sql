@@ -2,9 +2,10 @@
 -- after replays.sql and definitions.sql, one set per stored call row (a
 -- re-ingested call writes its rows again, as ingest does), checked against
 -- the version in force at the call's time (sightings.sql). Every call is
--- validated: the calls refused with -32602 sent a "limit" out of range; 2 %
--- of the others sent a "department" outside the enum, which the server
--- accepted; the others passed (the one row with an empty reason). 2 % of
+-- validated (calls.sql sets args_validated): the calls refused with -32602
+-- sent a "limit" out of range; 2 % of the others sent a "department"
+-- outside the enum, which the server accepted; the others passed, and have
+-- no row here (schema/024_calls_args_validated.sql). 2 % of
 -- the calls answered without a JSON-RPC error also left out a required
 -- property of their structured result.
 INSERT INTO call_violations (ts, ts_ms, tenant, server, tool, call_id, definition_hash,
@@ -18,6 +19,6 @@ FROM calls
 ARRAY JOIN arrayFilter(x -> x.1 != '', [
   multiIf(rpc_code = -32602, ('arguments', 'limit', 'out_of_range', 'maximum 50', ''),
           intDiv(call_id, 7) % 100 < 2, ('arguments', 'department', 'not_in_enum', 'one of d0, d1, d2, d3, d4, d5, d6, d7', 'd1'),
-          ('arguments', '', '', '', '')),
+          ('', '', '', '', '')),
   if(rpc_code = 0 AND intDiv(call_id, 11) % 100 < 2, ('result', 'amount_due', 'missing_required', 'required property', ''),
      ('', '', '', '', ''))]) AS v

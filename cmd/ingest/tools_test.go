@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,9 +71,19 @@ func TestToolsAndValidatingReplay(t *testing.T) {
 	for _, r := range rows {
 		got = append(got, r.Path+" "+r.Reason+" "+r.Suggestion)
 	}
-	want := []string{"department not_in_enum finance", "  ", "  "}
+	want := []string{"department not_in_enum finance"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("violations %q, want %q", got, want)
+	}
+	// Calls 2-4 were validated (3 and 4 passed); call 1 came before any definition.
+	var flags []struct {
+		V uint8 `ch:"v"`
+	}
+	if err := conn.Select(context.Background(), &flags, "SELECT args_validated AS v FROM calls FINAL ORDER BY ts_ms"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(flags); got != "[{0} {1} {1} {1}]" {
+		t.Errorf("args_validated %s, want [{0} {1} {1} {1}]", got)
 	}
 	var n []struct {
 		Defs uint64 `ch:"d"`

@@ -3,8 +3,10 @@
 -- structured result failed the tool's schema; of them, those the server
 -- refused as INVALID_ARGUMENT and those it answered without failing
 -- (accepted bad input); and the share of the tool's validated calls. The
--- second branch of the union counts validated calls per tool (the rows with
--- side arguments), carried to every path of the tool through the array.
+-- second branch of the union counts validated calls per tool (the calls
+-- marked args_validated, and from ingests before schema migration 024 the
+-- violation rows with side arguments: queries/schema_validated.sql), carried
+-- to every path of the tool through the array.
 -- A call ingested more than once counts once, as its latest ingest, as
 -- under FINAL but without it (queries/schema_violations.sql says why and
 -- how): the violation rows are grouped by the table's sorting key first and
@@ -77,7 +79,7 @@ FROM (
       GROUP BY tool_name, side_, path_, reason_, suggestion_
       UNION ALL
       SELECT
-        CAST(tool AS String) AS tool_name,
+        tool_name,
         '' AS side_,
         '' AS path_,
         '' AS reason_,
@@ -86,13 +88,25 @@ FROM (
         toUInt64(0) AS invalid_b,
         toUInt64(0) AS accepted_b,
         uniqExact(call_id) AS validated_b
-      FROM call_violations
-      PREWHERE toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM violations_folded WHERE side = '' AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-      WHERE $__timeFilter(ts)
-        AND side = 'arguments'
-        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-        AND $__conditionalAll(server IN (${server:singlequote}), $server)
-        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      FROM (
+        SELECT CAST(tool AS String) AS tool_name, call_id
+        FROM calls
+        PREWHERE toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM violations_folded WHERE side = '' AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
+        WHERE $__timeFilter(ts)
+          AND args_validated = 1
+          AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+          AND $__conditionalAll(server IN (${server:singlequote}), $server)
+          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+        UNION ALL
+        SELECT CAST(tool AS String) AS tool_name, call_id
+        FROM call_violations
+        PREWHERE toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM violations_folded WHERE side = '' AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
+        WHERE $__timeFilter(ts)
+          AND side = 'arguments'
+          AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+          AND $__conditionalAll(server IN (${server:singlequote}), $server)
+          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      )
       GROUP BY tool_name
       UNION ALL
       SELECT

@@ -42,7 +42,7 @@ FROM (
     GROUP BY tool_name, side_, path_, reason_, suggestion_
     UNION ALL
     SELECT
-      CAST(tool AS String) AS tool_name,
+      tool_name,
       '' AS side_,
       '' AS path_,
       '' AS reason_,
@@ -51,12 +51,23 @@ FROM (
       toUInt64(0) AS invalid_n,
       toUInt64(0) AS accepted_n,
       uniqExact(call_id) AS validated
-    FROM call_violations FINAL
-    WHERE $__timeFilter(ts)
-      AND side = 'arguments'
-      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-      AND $__conditionalAll(server IN (${server:singlequote}), $server)
-      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+    FROM (
+      SELECT CAST(tool AS String) AS tool_name, call_id
+      FROM call_violations FINAL
+      WHERE $__timeFilter(ts)
+        AND side = 'arguments'
+        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+        AND $__conditionalAll(server IN (${server:singlequote}), $server)
+        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      UNION ALL
+      SELECT CAST(tool AS String) AS tool_name, call_id
+      FROM calls
+      WHERE $__timeFilter(ts)
+        AND args_validated = 1
+        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+        AND $__conditionalAll(server IN (${server:singlequote}), $server)
+        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+    )
     GROUP BY tool_name
   )
   GROUP BY tool_name

@@ -1,0 +1,34 @@
+package schema
+
+import "testing"
+
+// TestAddedColumnStatements: the migrations that add a column are found
+// past their comments, with their table and column, and so are the ALTER
+// statements that Apply skips when the column is already there.
+func TestAddedColumnStatements(t *testing.T) {
+	ms, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]string{}
+	for _, m := range ms {
+		if sub := addColumn.FindStringSubmatch(m.SQL); sub != nil {
+			found[m.Name] = sub[1] + "." + sub[2]
+		}
+	}
+	if len(found) != 1 || found["024_calls_args_validated.sql"] != "calls.args_validated" {
+		t.Errorf("migrations adding a column: %v, want 024's calls.args_validated only", found)
+	}
+	for stmt, want := range map[string]bool{
+		"ALTER TABLE calls ADD COLUMN a UInt8":                      true,
+		"-- one\n-- two\n  alter table db.calls_local ON CLUSTER c": true,
+		"DROP TABLE IF EXISTS db.calls ON CLUSTER c":                false,
+		"-- ALTER in a comment\nCREATE TABLE t (a UInt8)":           false,
+		"-- only a comment":                                         false,
+		"":                                                          false,
+	} {
+		if got := isAlter(stmt); got != want {
+			t.Errorf("isAlter(%q) = %v, want %v", stmt, got, want)
+		}
+	}
+}
