@@ -79,8 +79,9 @@ type finding struct {
 // compiledSchema is one compiled JSON Schema with the document it came from
 // (to look up declared properties for suggestions).
 type compiledSchema struct {
-	sch *jsonschema.Schema
-	doc any
+	sch   *jsonschema.Schema
+	doc   any
+	quick *quickSchema // nil: every value goes to sch
 }
 
 // compileSchema compiles text (canonical JSON) as a JSON Schema: 2020-12
@@ -103,7 +104,7 @@ func compileSchema(text, loc string) (*compiledSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &compiledSchema{sch: sch, doc: doc}, nil
+	return &compiledSchema{sch: sch, doc: doc, quick: compileQuick(doc)}, nil
 }
 
 func compileDoc(doc any, loc string) (*jsonschema.Schema, error) {
@@ -146,8 +147,13 @@ func (anyString) MatchString(string) bool { return true }
 func (a anyString) String() string        { return string(a) }
 
 // validate checks the JSON value raw against cs and returns the findings,
-// at most maxViolationsPerSide, in a stable order.
+// at most maxViolationsPerSide, in a stable order. A value that the
+// schema's quick form accepts is valid without building it as Go values
+// for the validator (quickvalid.go); any other goes to the validator.
 func (cs *compiledSchema) validate(raw []byte) ([]finding, error) {
+	if cs.quick != nil && cs.quick.accepts(raw) {
+		return nil, nil
+	}
 	v, err := decodeJSONValue(raw)
 	if err != nil {
 		return nil, fmt.Errorf("parse value: %w", err)
