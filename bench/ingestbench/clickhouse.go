@@ -139,6 +139,16 @@ func (ch *clickhouse) count(ctx context.Context, db string, final bool) (uint64,
 	if final {
 		q += " FINAL"
 	}
+	return ch.countOf(ctx, q)
+}
+
+// countValidated returns the rows of db.calls with args_validated 1.
+func (ch *clickhouse) countValidated(ctx context.Context, db string) (uint64, error) {
+	return ch.countOf(ctx, "SELECT count() AS n FROM "+db+".calls WHERE args_validated = 1")
+}
+
+// countOf runs q, a SELECT of one count named n.
+func (ch *clickhouse) countOf(ctx context.Context, q string) (uint64, error) {
 	var n []struct {
 		N uint64 `ch:"n"`
 	}
@@ -146,21 +156,7 @@ func (ch *clickhouse) count(ctx context.Context, db string, final bool) (uint64,
 		return 0, err
 	}
 	if len(n) != 1 {
-		return 0, fmt.Errorf("count: %d rows", len(n))
-	}
-	return n[0].N, nil
-}
-
-// countValidated returns the rows of db.calls with args_validated 1.
-func (ch *clickhouse) countValidated(ctx context.Context, db string) (uint64, error) {
-	var n []struct {
-		N uint64 `ch:"n"`
-	}
-	if err := ch.admin.Select(ctx, &n, "SELECT count() AS n FROM "+db+".calls WHERE args_validated = 1"); err != nil {
-		return 0, err
-	}
-	if len(n) != 1 {
-		return 0, fmt.Errorf("count validated calls: %d rows", len(n))
+		return 0, fmt.Errorf("%s: %d rows", q, len(n))
 	}
 	return n[0].N, nil
 }
@@ -174,18 +170,13 @@ func (ch *clickhouse) waitViolations(ctx context.Context, db string, timeout tim
 	var last uint64
 	var since time.Time
 	for {
-		var n []struct {
-			N uint64 `ch:"n"`
-		}
-		if err := ch.admin.Select(ctx, &n, "SELECT count() AS n FROM "+db+".call_violations"); err != nil {
+		n, err := ch.countOf(ctx, "SELECT count() AS n FROM "+db+".call_violations")
+		if err != nil {
 			return 0, err
 		}
-		if len(n) != 1 {
-			return 0, fmt.Errorf("count call_violations: %d rows", len(n))
-		}
 		switch {
-		case n[0].N != last || since.IsZero():
-			last, since = n[0].N, time.Now()
+		case n != last || since.IsZero():
+			last, since = n, time.Now()
 		case last > 0 && time.Since(since) >= 2*time.Second:
 			return last, nil
 		}

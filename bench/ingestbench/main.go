@@ -377,14 +377,12 @@ func (b *bench) client(ctx context.Context, name, table, format, file string, si
 
 // checkRows checks that db.table holds each call exactly once.
 func (b *bench) checkRows(ctx context.Context, db, table string) error {
-	var n []struct {
-		N uint64 `ch:"n"`
-	}
-	if err := b.ch.admin.Select(ctx, &n, "SELECT count() AS n FROM "+db+"."+table+" FINAL"); err != nil {
+	n, err := b.ch.countOf(ctx, "SELECT count() AS n FROM "+db+"."+table+" FINAL")
+	if err != nil {
 		return err
 	}
-	if len(n) != 1 || n[0].N != uint64(b.data.calls) {
-		return fmt.Errorf("%s.%s holds %v calls, want %d", db, table, n, b.data.calls)
+	if n != uint64(b.data.calls) {
+		return fmt.Errorf("%s.%s holds %d calls, want %d", db, table, n, b.data.calls)
 	}
 	return nil
 }
