@@ -252,8 +252,9 @@ func Exec(ctx context.Context, db DB, m Migration) error {
 	return nil
 }
 
-// addColumn matches a migration that adds one column: its comment lines,
-// then ALTER TABLE t ADD COLUMN c.
+// addColumn matches a migration that adds a column: its comment lines,
+// then ALTER TABLE t ADD COLUMN c. Such a migration adds that one column
+// and nothing else: only c is looked for.
 var addColumn = regexp.MustCompile(`(?is)^\s*(?:--[^\n]*\n\s*)*ALTER\s+TABLE\s+([a-z_][a-z0-9_]*)\s+ADD\s+COLUMN\s+([a-z_][a-z0-9_]*)\s`)
 
 // hasAddedColumn reports whether m adds a column that its table (with

@@ -15,8 +15,8 @@
 //     inserted by clickhouse-client as JSONEachRow (what a user without
 //     mcplens would do) and as Native (the machine's limit), into the same
 //     schema;
-//   - ingest's peak RSS (VmHWM) at a sustained, paced rate and under
-//     overload.
+//   - ingest's peak RSS (VmHWM) at a sustained, paced rate (NDJSON, and
+//     the same rate with every call validated) and under overload.
 //
 // Each scenario runs -runs times, interleaved, into a fresh database; the
 // table shows medians and ingest's rate as a ratio of each reference.
@@ -251,13 +251,21 @@ func (b *bench) all(ctx context.Context) (*report, error) {
 		v    variant
 	}{
 		{fmt.Sprintf("sustained: %.0f calls/s paced, %d posters", rate, b.cfg.posters), variant{rate: rate}},
+		{fmt.Sprintf("sustained, every call validated (ndjson+tools): %.0f calls/s paced, %d posters", rate, b.cfg.posters),
+			variant{rate: rate, payload: "ndjson+tools"}},
 		{fmt.Sprintf("overload: %d posters, unpaced", b.cfg.overloadPosters), variant{posters: b.cfg.overloadPosters}},
 		{fmt.Sprintf("overload: %d posters, unpaced, -batch-size=20000 -queue-capacity=40000", b.cfg.overloadPosters),
 			variant{posters: b.cfg.overloadPosters, flags: []string{"-batch-size=20000", "-queue-capacity=40000"}}},
 		{fmt.Sprintf("overload: %d posters, unpaced, -memory-limit=off", b.cfg.overloadPosters),
 			variant{posters: b.cfg.overloadPosters, flags: []string{"-memory-limit=off"}}},
 	} {
-		res, err := b.ingest(ctx, b.data.payloads[0], m.v)
+		p := b.data.payloads[0]
+		for _, q := range b.data.payloads {
+			if q.name == m.v.payload {
+				p = q
+			}
+		}
+		res, err := b.ingest(ctx, p, m.v)
 		if err != nil {
 			return nil, err
 		}

@@ -89,7 +89,7 @@ func (r *report) write(w io.Writer) {
 			fmt.Fprintf(w, "%s: calls stored as two rows, the span pairer having forgotten the first side before the second came (per run): %s.\n\n", s, strings.Join(twice, " "))
 		}
 	}
-	fmt.Fprintln(w, "Ingest memory (NDJSON, one run each, a fresh ingest process):")
+	fmt.Fprintln(w, "Ingest memory (NDJSON, or ndjson+tools where named; one run each, a fresh ingest process):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| run | calls/s | 503s | calls spilled to the spool | peak RSS MB (VmHWM) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
