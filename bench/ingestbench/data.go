@@ -21,7 +21,7 @@ import (
 
 // payload is one encoding of the benchmark's calls, cut into request bodies.
 type payload struct {
-	name        string   // "ndjson", "ndjson+gzip", "ndjson+tools", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"
+	name        string   // "ndjson", "ndjson+gzip", "ndjson+tools", "otlp", "otlp+gzip", "otlp+tools", "otlp-linked", "otlp-both"
 	path        string   // "/v1/calls" or "/v1/traces"
 	contentType string   // of each body
 	gzip        bool     // bodies are gzip-compressed (Content-Encoding: gzip)
@@ -32,9 +32,9 @@ type payload struct {
 	// a run waits for; before that, each call may also be a row of the
 	// side that came first, which FINAL replaces.
 	perCall int
-	// setup is posted once, before the timed run, to path: the tools/list
-	// capture lines of the fleet, so that ingest validates every call
-	// against its tool's schema and writes call_violations. nil: none.
+	// setup is posted once, before the timed run, to /v1/calls: the
+	// tools/list capture lines of the fleet, so that ingest validates every
+	// call against its tool's schema and writes call_violations. nil: none.
 	setup     []byte
 	wireBytes int64 // sum of len(bodies)
 	rawBytes  int64 // the same bodies before compression
@@ -114,7 +114,9 @@ func prepare(n, perBody int, dir string) (*dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.payloads = []*payload{nd, gzipped(nd), &validated, ot, gzipped(ot), linked, both}
+	otValidated := *ot // the same spans after the same tools/list lines
+	otValidated.name, otValidated.setup = "otlp+tools", validated.setup
+	d.payloads = []*payload{nd, gzipped(nd), &validated, ot, gzipped(ot), &otValidated, linked, both}
 
 	d.jsonRows = dir + "/calls.jsonl"
 	d.calls, d.rowBytes, err = writeRows(lines, d.jsonRows)

@@ -252,14 +252,15 @@ feed:
 	return st, firstErr
 }
 
-// postSetup posts p's setup body once (the tools/list lines of a payload
-// that validates its calls) and fails unless ingest takes it.
+// postSetup posts p's setup body once (the tools/list capture lines of a
+// payload that validates its calls, to /v1/calls whatever p's own path)
+// and fails unless ingest takes it.
 func postSetup(ctx context.Context, addr string, p *payload) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+p.path, bytes.NewReader(p.setup))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/calls", bytes.NewReader(p.setup))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", p.contentType)
+	req.Header.Set("Content-Type", "application/x-ndjson")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("setup of %s: %w", p.name, err)

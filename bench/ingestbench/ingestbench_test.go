@@ -32,7 +32,7 @@ func TestIngestBenchRuns(t *testing.T) {
 		t.Errorf("%d of 2000 calls marked args_validated in the validated run; unknown tools aside, nearly all should be", n)
 	}
 	for _, s := range []string{nameJSON, nameNative, nameNativeNoView, "ingest ndjson |", "ingest ndjson+gzip |", "ingest ndjson+tools |",
-		"ingest otlp |", "ingest otlp+gzip |", "ingest otlp-linked |", "ingest otlp-both |", "ingest ndjson, -spool-fsync=never |", "ingest ndjson, -batch-size=10000 -inserts=1 |", "| sustained:", "| sustained, every call validated (ndjson+tools):", "| overload:"} {
+		"ingest otlp |", "ingest otlp+gzip |", "ingest otlp+tools |", "ingest otlp-linked |", "ingest otlp-both |", "ingest ndjson, -spool-fsync=never |", "ingest ndjson, -batch-size=10000 -inserts=1 |", "| sustained:", "| sustained, every call validated (ndjson+tools):", "| overload:"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("the report has no %q row:\n%s", s, out.String())
 		}

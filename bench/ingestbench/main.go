@@ -90,11 +90,11 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.sustainedRate, "sustained-rate", 0, "calls/s of the paced run that measures peak RSS at a sustained rate; 0 is half the NDJSON rate just measured")
 	fs.IntVar(&c.overloadPosters, "overload-posters", 32, "concurrent clients of the overload run, which resend every 503 after a short backoff")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for the calls of one run to be queryable")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, ndjson+tools, otlp, otlp+gzip, otlp-linked, otlp-both)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "run ingest in this process once and write a CPU profile of it here (nothing else runs); the scenario is NDJSON, or the first payload -only selects (ndjson, ndjson+gzip, ndjson+tools, otlp, otlp+gzip, otlp+tools, otlp-linked, otlp-both)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "with -cpuprofile, also write an allocation profile of the profiled run here")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (data files, ingest logs)")
 	only := fs.String("only", "", "comma-separated substrings of the scenario names to run (e.g. \"Native,NDJSON\"); \"memory\" selects the memory runs; empty runs everything")
-	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, ndjson+tools, otlp+gzip, otlp-linked, otlp-both) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), sql=PATH runs the file's statements (';' at a line's end ends one) in the run's database after the schema (an older view, for a before/after of the server's side), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
+	variants := fs.String("variants", "-spool-fsync=never;-batch-size=10000 -inserts=1", "extra NDJSON runs on top of the defaults, separated by ';', each a space-separated set of ingest flags; posters=N in a set changes -posters for that run, payload=otlp (or ndjson+gzip, ndjson+tools, otlp+gzip, otlp+tools, otlp-linked, otlp-both) posts that payload instead of NDJSON, bin=PATH runs another ingest binary (an older build, for before/after), sql=PATH runs the file's statements (';' at a line's end ends one) in the run's database after the schema (an older view, for a before/after of the server's side), and NAME=value (GOGC=200, GOMEMLIMIT=256MiB) goes to the ingest process's environment")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -412,7 +412,7 @@ type variant struct {
 }
 
 // payloadNames are the payloads prepare makes, for payload=NAME.
-var payloadNames = []string{"ndjson", "ndjson+gzip", "ndjson+tools", "otlp", "otlp+gzip", "otlp-linked", "otlp-both"}
+var payloadNames = []string{"ndjson", "ndjson+gzip", "ndjson+tools", "otlp", "otlp+gzip", "otlp+tools", "otlp-linked", "otlp-both"}
 
 // parseVariant reads one -variants entry: space-separated ingest flags,
 // with posters=N, payload=NAME, bin=PATH, sql=PATH and NAME=value
