@@ -4,11 +4,11 @@
 -- input schema, or arguments the trace did not carry). It counts the
 -- validated calls, the denominator of a schema violation's share, which
 -- call_violations counted until now with one empty row per passing call:
--- 92 % of that table's rows, and 0.43-0.59 of the server's CPU per call
--- when every call is validated (BENCHMARKS.md, twenty-eighth round). The
--- readers count a call as validated when either holds, so the calls
--- ingested before this migration, which have 0 here and their row in
--- call_violations, count as they did.
--- Neither engine's ADD COLUMN IF NOT EXISTS runs on the other (18.16 has
--- none), so schema.Exec skips this statement when the column exists.
+-- 92 % of that table's rows when every call is validated; without them
+-- the server spent 0.43-0.59 of its CPU a call (BENCHMARKS.md,
+-- twenty-eighth round). The readers count a call as validated when either
+-- holds, so the calls ingested before this migration, which have 0 here
+-- and their row in call_violations, count as they did.
+-- 18.16 has no ADD COLUMN IF NOT EXISTS, so schema.Exec (and Apply) skip
+-- this statement when the column exists.
 ALTER TABLE calls ADD COLUMN args_validated UInt8 DEFAULT 0
