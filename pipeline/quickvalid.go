@@ -20,10 +20,13 @@ import (
 //
 // Keywords read: type, enum (strings), minLength, maxLength, pattern,
 // minimum, maximum, exclusiveMinimum, exclusiveMaximum (numbers), required,
-// properties, additionalProperties, items (a schema), minItems, maxItems;
-// annotations (title, description, default, examples, $comment, deprecated,
-// readOnly, writeOnly, $schema, $id) are skipped. Any other keyword, a $ref
-// among them, leaves the schema without a quick form.
+// properties, additionalProperties, items (a schema), minItems, maxItems,
+// allOf, anyOf (Pydantic's optional fields: a type or null); annotations
+// (title, description, default, examples, $comment, deprecated, readOnly,
+// writeOnly, $schema, $id, and format under 2020-12, which does not assert
+// it) are skipped. Any other keyword, a $ref among them, leaves the schema
+// without a quick form; an anyOf branch without one is never the branch
+// that accepts.
 type quickSchema struct {
 	any       bool  // true: every value (the schema true, or {})
 	types     uint8 // allowed types (typeObject...); 0: any type
@@ -41,6 +44,9 @@ type quickSchema struct {
 	minItems  int          // -1: none
 	maxItems  int
 	hasBounds bool
+	allOf     []*quickSchema // each must accept the value
+	anyOf     []*quickSchema // one must; the branches without a quick form left out
+	hasAnyOf  bool
 }
 
 const (
@@ -76,20 +82,22 @@ var quickDrafts = map[string]bool{
 // compileQuick returns the quick form of doc, a schema document as
 // jsonschema.UnmarshalJSON returns it, or nil when it has none.
 func compileQuick(doc any) *quickSchema {
+	formatNotes := true // 2020-12: format is an annotation (compileDoc does not assert it)
 	if m, ok := doc.(map[string]any); ok {
 		d, _ := m["$schema"].(string)
 		if _, has := m["$schema"]; has && !quickDrafts[d] {
 			return nil
 		}
+		formatNotes = d == "" || d == "https://json-schema.org/draft/2020-12/schema"
 	}
-	q, ok := quickFrom(doc, 0)
+	q, ok := quickFrom(doc, 0, formatNotes)
 	if !ok {
 		return nil
 	}
 	return q
 }
 
-func quickFrom(doc any, depth int) (*quickSchema, bool) {
+func quickFrom(doc any, depth int, formatNotes bool) (*quickSchema, bool) {
 	if depth > 32 {
 		return nil, false
 	}
@@ -104,6 +112,27 @@ func quickFrom(doc any, depth int) (*quickSchema, bool) {
 	for k, v := range m {
 		switch k {
 		case "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema", "$id":
+		case "format":
+			if !formatNotes {
+				return nil, false
+			}
+		case "allOf", "anyOf":
+			l, ok := v.([]any)
+			if !ok || len(l) == 0 {
+				return nil, false
+			}
+			for _, e := range l {
+				s, ok := quickFrom(e, depth+1, formatNotes)
+				switch {
+				case ok && k == "allOf":
+					q.allOf = append(q.allOf, s)
+				case ok:
+					q.anyOf = append(q.anyOf, s)
+				case k == "allOf":
+					return nil, false
+				}
+			}
+			q.hasAnyOf = q.hasAnyOf || k == "anyOf"
 		case "type":
 			switch t := v.(type) {
 			case string:
@@ -188,7 +217,7 @@ func quickFrom(doc any, depth int) (*quickSchema, bool) {
 			}
 			q.props = make(map[string]*quickSchema, len(pm))
 			for name, sub := range pm {
-				s, ok := quickFrom(sub, depth+1)
+				s, ok := quickFrom(sub, depth+1, formatNotes)
 				if !ok {
 					return nil, false
 				}
@@ -199,13 +228,13 @@ func quickFrom(doc any, depth int) (*quickSchema, bool) {
 				q.noExtra = !b
 				continue
 			}
-			s, ok := quickFrom(v, depth+1)
+			s, ok := quickFrom(v, depth+1, formatNotes)
 			if !ok {
 				return nil, false
 			}
 			q.extra = s
 		case "items":
-			s, ok := quickFrom(v, depth+1) // an array of schemas (draft-07 tuples) has no quick form
+			s, ok := quickFrom(v, depth+1, formatNotes) // an array of schemas (draft-07 tuples) has no quick form
 			if !ok {
 				return nil, false
 			}
@@ -258,9 +287,44 @@ func (q *quickSchema) accepts(raw []byte) bool {
 	return s.pos == len(raw)
 }
 
-// value checks the value at the cursor and moves past it.
+// value checks the value at the cursor against q and its allOf and anyOf
+// branches, each read from the value's start, and moves past it.
 func (q *quickSchema) value(s *jscan, scratch *[]byte) bool {
 	s.ws()
+	if len(q.allOf) == 0 && !q.hasAnyOf {
+		return q.own(s, scratch)
+	}
+	start, depth := s.pos, s.depth
+	if !q.own(s, scratch) {
+		return false
+	}
+	end := s.pos
+	for _, b := range q.allOf {
+		s.pos, s.depth = start, depth
+		if !b.value(s, scratch) || s.pos != end {
+			return false
+		}
+	}
+	if q.hasAnyOf {
+		found := false
+		for _, b := range q.anyOf {
+			s.pos, s.depth = start, depth
+			if b.value(s, scratch) && s.pos == end {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	s.pos, s.depth = end, depth
+	return true
+}
+
+// own checks the value at the cursor against q's keywords but allOf and
+// anyOf, and moves past it.
+func (q *quickSchema) own(s *jscan, scratch *[]byte) bool {
 	if q.any {
 		return s.skip() == nil
 	}

@@ -16,6 +16,8 @@ var quickSeeds = []string{
 	`{"type":"array","items":{"enum":["a","é",1,null]},"minItems":1,"maxItems":3}`,
 	`{"type":"object","required":["a","b"],"properties":{"a":true,"b":{}}}`,
 	`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"big":{"maximum":9007199254740993},"p":{"pattern":"^x+$","minLength":2}}}`,
+	getForecast,
+	`{"properties":{"when":{"type":"string","format":"date-time"},"n":{"allOf":[{"type":"integer"},{"minimum":2}],"anyOf":[{"maximum":5},{"$ref":"#"},{"minimum":100}]}}}`,
 }
 
 // TestQuickSchemaForms: the shapes the common SDKs send have a quick form;
@@ -30,10 +32,12 @@ func TestQuickSchemaForms(t *testing.T) {
 		{"nested object, enum, bounded array", searchIssues, true},
 		{"array of objects", createInvoice, true},
 		{"zod, draft-07 declared", updateTicket, true},
-		{"Pydantic's optional: anyOf", getForecast, false},
+		{"Pydantic's optional: anyOf", getForecast, true},
+		{"format under 2020-12: an annotation", `{"type":"string","format":"email"}`, true},
+		{"format under draft-07: asserted", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"string","format":"email"}`, false},
+		{"allOf with a branch without a quick form", `{"allOf":[{"type":"string"},{"$ref":"#"}]}`, false},
 		{"go-sdk: $defs and $ref", refund, false},
 		{"draft-04: boolean exclusiveMaximum", `{"$schema":"http://json-schema.org/draft-04/schema#","maximum":3,"exclusiveMaximum":true}`, false},
-		{"format", `{"type":"string","format":"email"}`, false},
 		{"const", `{"const":"x"}`, false},
 		{"draft-07 tuple items", `{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}]}`, false},
 		{"a pattern RE2 cannot compile", `{"pattern":"(?<=a)b"}`, false},
@@ -86,6 +90,17 @@ func TestQuickAcceptsAgreesWithTheValidator(t *testing.T) {
 		{quickSeeds[8], `{"big":9007199254740993,"p":"xx"}`, true},
 		{quickSeeds[8], `{"big":9007199254740994}`, false},
 		{quickSeeds[8], `{"p":"xy"}`, false},
+		{getForecast, `{"city":"x","days":3}`, true},
+		{getForecast, `{"city":"x","days":null}`, true},
+		{getForecast, `{"days":3,"city":"x"}`, true},
+		{getForecast, `{"city":"x","days":"3"}`, false},
+		{getForecast, `{"city":"x","days":15}`, false},
+		{getForecast, `{"days":3}`, false},
+		{quickSeeds[10], `{"when":"not a date","n":4}`, true}, // format does not assert under 2020-12
+		{quickSeeds[10], `{"n":1}`, false},
+		{quickSeeds[10], `{"n":6}`, false},  // neither 5 or less nor 100 or more; the $ref branch is never tried
+		{quickSeeds[10], `{"n":100}`, true},
+		{quickSeeds[10], `{"n":4.0}`, false},
 	} {
 		cs, err := compileSchema(tt.schema, "mcplens:///test/input.json")
 		if err != nil || cs.quick == nil {
