@@ -98,7 +98,7 @@ func TestQuickAcceptsAgreesWithTheValidator(t *testing.T) {
 		{getForecast, `{"days":3}`, false},
 		{quickSeeds[10], `{"when":"not a date","n":4}`, true}, // format does not assert under 2020-12
 		{quickSeeds[10], `{"n":1}`, false},
-		{quickSeeds[10], `{"n":6}`, false},  // neither 5 or less nor 100 or more; the $ref branch is never tried
+		{quickSeeds[10], `{"n":6}`, false}, // neither 5 or less nor 100 or more; the $ref branch is never tried
 		{quickSeeds[10], `{"n":100}`, true},
 		{quickSeeds[10], `{"n":4.0}`, false},
 	} {
