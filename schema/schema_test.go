@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
@@ -44,6 +45,39 @@ func TestApplyIsIdempotentOnEveryEngine(t *testing.T) {
 				if err := schema.Exec(ddlCtx, e.DB, m); err != nil {
 					t.Errorf("re-running %s: %v", m.Name, err)
 				}
+			}
+		})
+	}
+}
+
+// TestApplyRepairsACrashAfterAnAddedColumn: a crash after migration 024's
+// ALTER and before its record leaves the column there and the migration
+// unrecorded; the next Apply must record it without running the ALTER
+// again, which both engines would refuse.
+func TestApplyRepairsACrashAfterAnAddedColumn(t *testing.T) {
+	ctx := context.Background()
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			if err := e.DB.Exec(ctx, "TRUNCATE TABLE schema_migrations"); err != nil {
+				t.Fatal(err)
+			}
+			ms, _ := schema.Migrations()
+			for _, m := range ms {
+				if m.Version == 24 {
+					continue
+				}
+				err := e.DB.Exec(ctx, "INSERT INTO schema_migrations (version, name, applied_at) SELECT toUInt32(@version), @name, now()",
+					clickhouse.Named("version", int64(m.Version)), clickhouse.Named("name", m.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			applied, err := schema.Apply(ctx, e.DB)
+			if err != nil || !slices.Equal(applied, []string{"024_calls_args_validated.sql"}) {
+				t.Fatalf("Apply after the crash: %v %v, want 024 recorded", applied, err)
+			}
+			if err := schema.Ready(ctx, e.DB); err != nil {
+				t.Error(err)
 			}
 		})
 	}
