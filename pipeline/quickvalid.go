@@ -28,25 +28,24 @@ import (
 // without a quick form; an anyOf branch without one is never the branch
 // that accepts.
 type quickSchema struct {
-	any       bool  // true: every value (the schema true, or {})
-	types     uint8 // allowed types (typeObject...); 0: any type
-	enum      []string
-	hasEnum   bool
-	minLen    int // -1: none
-	maxLen    int
-	pattern   *regexp.Regexp
-	bounds    []quickBound
-	props     map[string]*quickSchema
-	required  []string
-	noExtra   bool         // additionalProperties false
-	extra     *quickSchema // additionalProperties as a schema; nil: any
-	items     *quickSchema // nil: any
-	minItems  int          // -1: none
-	maxItems  int
-	hasBounds bool
-	allOf     []*quickSchema // each must accept the value
-	anyOf     []*quickSchema // one must; the branches without a quick form left out
-	hasAnyOf  bool
+	any      bool  // true: every value (the schema true, or {})
+	types    uint8 // allowed types (typeObject...); 0: any type
+	enum     []string
+	hasEnum  bool
+	minLen   int // -1: none
+	maxLen   int
+	pattern  *regexp.Regexp
+	bounds   []quickBound
+	props    map[string]*quickSchema
+	required []string
+	noExtra  bool         // additionalProperties false
+	extra    *quickSchema // additionalProperties as a schema; nil: any
+	items    *quickSchema // nil: any
+	minItems int          // -1: none
+	maxItems int
+	allOf    []*quickSchema // each must accept the value
+	anyOf    []*quickSchema // one must; the branches without a quick form left out
+	hasAnyOf bool
 }
 
 const (
@@ -169,16 +168,7 @@ func quickFrom(doc any, depth int, formatNotes bool) (*quickSchema, bool) {
 			if !ok {
 				return nil, false
 			}
-			switch k {
-			case "minLength":
-				q.minLen = n
-			case "maxLength":
-				q.maxLen = n
-			case "minItems":
-				q.minItems = n
-			default:
-				q.maxItems = n
-			}
+			*map[string]*int{"minLength": &q.minLen, "maxLength": &q.maxLen, "minItems": &q.minItems, "maxItems": &q.maxItems}[k] = n
 		case "pattern":
 			s, ok := v.(string)
 			if !ok {
@@ -197,7 +187,6 @@ func quickFrom(doc any, depth int, formatNotes bool) (*quickSchema, bool) {
 			b.upper = k == "maximum" || k == "exclusiveMaximum"
 			b.exclusive = k == "exclusiveMinimum" || k == "exclusiveMaximum"
 			q.bounds = append(q.bounds, b)
-			q.hasBounds = true
 		case "required":
 			l, ok := v.([]any)
 			if !ok || len(l) > 64 {
@@ -243,7 +232,7 @@ func quickFrom(doc any, depth int, formatNotes bool) (*quickSchema, bool) {
 			return nil, false
 		}
 	}
-	q.any = q.types == 0 && !q.hasEnum && q.minLen < 0 && q.maxLen < 0 && q.pattern == nil && !q.hasBounds &&
+	q.any = q.types == 0 && !q.hasEnum && q.minLen < 0 && q.maxLen < 0 && q.pattern == nil && len(q.bounds) == 0 &&
 		q.props == nil && len(q.required) == 0 && !q.noExtra && q.extra == nil && q.items == nil && q.minItems < 0 && q.maxItems < 0
 	return q, true
 }
@@ -389,7 +378,7 @@ func (q *quickSchema) str(v []byte) bool {
 // inequality of the two as float64 is taken, which rounding cannot create
 // (it is monotonic), and equality is left to the validator.
 func (q *quickSchema) number(lit []byte, integer bool) bool {
-	if !q.hasBounds {
+	if len(q.bounds) == 0 {
 		return true
 	}
 	var vi int64
