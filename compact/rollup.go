@@ -44,6 +44,10 @@ var (
 	dropRollupFoldViolationsSQL string
 	//go:embed drop_rollup_fold_outcomes.sql
 	dropRollupFoldOutcomesSQL string
+	//go:embed fold_invalid_args_hour.sql
+	foldInvalidArgsHourSQL string
+	//go:embed drop_rollup_fold_invalid_args.sql
+	dropRollupFoldInvalidArgsSQL string
 )
 
 // RollupResult is what one RollupHours call did.
@@ -77,11 +81,14 @@ type RollupResult struct {
 // hour's schema violations too, per path (violations_folded, with the
 // validated calls per tool) and per second and outcome
 // (violation_outcomes_folded), which the schema panels add up instead of
-// grouping every validated call (022, 023). An hour is folded when calls
+// grouping every validated call (022, 023), and its INVALID_ARGUMENT calls
+// per session and argument (invalid_args_folded, 025), which the top
+// offending arguments panel adds up instead of reading the range's argument
+// arrays again. An hour is folded when calls
 // or violations brought rows to it since the migration that counts them
 // (calls_hour_inserts), its insert count has no fold yet (or only one made
 // before the folds listed their hour's copies and their latest ingests and
-// held its violations),
+// held its violations and INVALID_ARGUMENT arguments),
 // and its last insert, by the server's clock, is at least settle before
 // now (settle covers the clocks' skew too); a fold whose hour took an
 // insert while it ran is not recorded and is made again by a later run. It
@@ -183,6 +190,7 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint6
 		{foldLatestHourSQL, "record copied calls' latest ingests of hour"},
 		{foldViolationsHourSQL, "fold schema violations of hour"},
 		{foldViolationOutcomesHourSQL, "fold schema violation outcomes of hour"},
+		{foldInvalidArgsHourSQL, "fold INVALID_ARGUMENT arguments of hour"},
 	} {
 		if err := db.Exec(ctx, step.q, at...); err != nil {
 			return 0, false, fmt.Errorf("%s %s: %w", step.what, hour.Format(time.RFC3339), err)
@@ -238,7 +246,7 @@ func dropSuperseded(ctx context.Context, db DB, current []madeFold) (int, error)
 		return 0, nil
 	}
 	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: old}))
-	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL} {
+	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL} {
 		if err := db.Exec(ctx, q, at...); err != nil {
 			return 0, fmt.Errorf("delete superseded rollup folds: %w", err)
 		}

@@ -14,8 +14,10 @@ import (
 	"github.com/mcplens/mcplens/pipeline"
 )
 
-// mixedCalls returns n calls on day, spread over tools, tenants and
-// categories, ingested at ingestedMs, with call ids from first.
+// mixedCalls returns n calls on day, spread over tools, tenants, sessions
+// and categories, ingested at ingestedMs, with call ids from first; their
+// arguments are a department and the ingest time, so that a copy's
+// arguments differ from its original's.
 func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline.Call {
 	cats := []string{"OK", "INVALID_ARGUMENT", "EMPTY_RESULT", "RATE_LIMITED", "OK"}
 	out := make([]pipeline.Call, n)
@@ -28,8 +30,8 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 		}
 		out[i] = pipeline.Call{Time: ts, TimeMs: ts.UnixMilli(), DurationMs: 5,
 			Tenant: []string{"acme", "globex"}[i%2], Server: "kb", Tool: []string{"search", "fetch", "list"}[i%3],
-			SessionKey: "s", RequestID: fmt.Sprint(first + uint64(i)), CallID: first + uint64(i), Source: "capture", ArgsJSON: "{}",
-			ArgKeys: []string{}, ArgValues: []string{}, HasResponse: 1, IsError: -1, Category: cat, IsFailure: failure,
+			SessionKey: fmt.Sprint("s", i%4), RequestID: fmt.Sprint(first + uint64(i)), CallID: first + uint64(i), Source: "capture", ArgsJSON: "{}",
+			ArgKeys: []string{"dept", "at"}, ArgValues: []string{[]string{"finance", "finace", "hr"}[i/2%3], fmt.Sprint(ingestedMs)}, HasResponse: 1, IsError: -1, Category: cat, IsFailure: failure,
 			IngestedMs: ingestedMs}
 	}
 	return out
@@ -38,11 +40,13 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 // foldedCells reads, per bucket of day, the counts of its hour's current
 // fold, per hour its sums (calls_1h_folded, lines starting "1h"), its
 // copied call ids (calls_copies_folded, lines starting "copied") and their
-// latest ingests (calls_latest_folded, "latest"), and what
+// latest ingests (calls_latest_folded, "latest") and its INVALID_ARGUMENT
+// calls per session and argument (invalid_args_folded, "args"), and what
 // they must be: calls_5m's merged states for the rollup's counts, and for
 // the raw ones the distinct calls among inserted and those whose latest
-// ingest is INVALID_ARGUMENT, and the call ids inserted more than once and
-// the mark 0, counted here. Copies are what the fold saw: stop the merges of calls
+// ingest is INVALID_ARGUMENT, the call ids inserted more than once, the
+// arguments of the calls whose latest ingest is INVALID_ARGUMENT, and the
+// marks (call id 0, calls 0), counted here. Copies are what the fold saw: stop the merges of calls
 // before inserting them.
 func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
 	t.Helper()
@@ -108,6 +112,25 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, c := range latestIngests {
 		folded = append(folded, fmt.Sprintf("latest %d %d %d %d", c.Hour, c.CallID, c.LatestMs, c.Copies))
 	}
+	var args []struct {
+		Hour    int64  `ch:"hour_s"`
+		Tenant  string `ch:"tenant_name"`
+		Server  string `ch:"server_name"`
+		Tool    string `ch:"tool_name"`
+		Session string `ch:"session_key"`
+		Key     string `ch:"arg_key"`
+		Value   string `ch:"arg_value"`
+		Calls   uint64 `ch:"calls"`
+	}
+	if err := e.DB.Select(context.Background(), &args, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name,
+		toString(server) AS server_name, toString(tool) AS tool_name, session_key, arg_key, arg_value, calls
+		FROM invalid_args_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range args {
+		folded = append(folded, fmt.Sprintf("args %d %s %s %s %s %s=%s: %d", a.Hour, a.Tenant, a.Server, a.Tool, a.Session, a.Key, a.Value, a.Calls))
+	}
 	// The copied call ids: those inserted more than once in an hour of day,
 	// and 0, the mark of a fold that lists them, in every hour with calls.
 	rows := map[[2]int64]int{}
@@ -163,12 +186,24 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	}
 	ids, inv := map[key]uint64{}, map[key]uint64{}
 	hours := map[key]cell{}
+	pairs := map[string]int{} // the latest INVALID_ARGUMENT ingests' arguments, and the marks
 	for _, c := range latest {
 		k := key{c.Tenant, c.Tool, c.Time.Unix() / 300 * 300}
 		ids[k]++
 		if c.Category == "INVALID_ARGUMENT" {
 			inv[k]++
 		}
+		if hour := k.bucket / 3600 * 3600; hour >= lo && hour < hi {
+			pairs[fmt.Sprintf("args %d     =", hour)] += 0 // the mark of every folded hour
+			for i, name := range c.ArgKeys {
+				if c.Category == "INVALID_ARGUMENT" {
+					pairs[fmt.Sprintf("args %d %s %s %s %s %s=%s", hour, c.Tenant, c.Server, c.Tool, c.SessionKey, name, c.ArgValues[i])]++
+				}
+			}
+		}
+	}
+	for p, n := range pairs {
+		want = append(want, fmt.Sprintf("%s: %d", p, n))
 	}
 	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
 		toUInt64(uniqExactMerge(calls)) AS calls_n, toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_n,
@@ -310,14 +345,15 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 
 // TestRollupHoursFoldsAgainWhatListsNoCopies: folds made before the folds
 // listed their hour's copies or their latest ingests, or held its schema
-// violations (calls_copies_folded, calls_latest_folded, violations_folded
-// or violation_outcomes_folded emptied, as each is after the upgrade that
+// violations or INVALID_ARGUMENT arguments (calls_copies_folded,
+// calls_latest_folded, violations_folded, violation_outcomes_folded or
+// invalid_args_folded emptied, as each is after the upgrade that
 // adds it) are made again at the same insert count by the next run, which then
 // lists them and deletes the older folds; a run after that folds nothing.
 func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded"} {
+	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded"} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
 				if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
@@ -391,7 +427,8 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 
 // TestRollupHoursCutShortIsNeverRead: a fold cut short (the server gone)
 // after its calls_5m_folded rows, or after any later step of it (sums,
-// copied call ids, latest ingests, schema violations), but before its
+// copied call ids, latest ingests, schema violations, INVALID_ARGUMENT
+// arguments), but before its
 // record, is never read; the next run folds the hour again.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
@@ -405,7 +442,8 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 		{3, "record copied calls' latest ingests of hour "},
 		{4, "fold schema violations of hour "},
 		{5, "fold schema violation outcomes of hour "},
-		{6, "record rollup fold of "},
+		{6, "fold INVALID_ARGUMENT arguments of hour "},
+		{7, "record rollup fold of "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {

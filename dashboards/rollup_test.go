@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -89,6 +90,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 		t.Fatalf("only %d panels have a FINAL form in testdata/final", len(targets))
 	}
 	r := macroRange{from: traffic.DefaultStart.Add(-time.Hour), to: traffic.DefaultStart.Add(23 * time.Hour), interval: 5 * time.Minute}
+	cut := macroRange{from: traffic.DefaultStart.Add(30 * time.Minute), to: traffic.DefaultStart.Add(10*time.Hour + 15*time.Minute), interval: 5 * time.Minute}
 	expand := func(t *testing.T, tg panelTarget, sql string) string {
 		pr := r
 		pr.interval = max(pr.interval, tg.minInterval)
@@ -115,6 +117,19 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			}
 			if g, w := canonical(got), canonical(want); g != w {
 				t.Errorf("%s differs from its FINAL form:\n got %s\nwant %s", tg.file, g, w)
+			}
+			if !strings.Contains(tg.sql, "invalid_args_folded") {
+				continue
+			}
+			// A panel that takes the hours lying whole in the range from
+			// an hourly fold reads the cut hours at both ends raw.
+			_, got = query(t, e, expandPanel(t, tg.sql, tg.vars, nil, cut))
+			_, want = query(t, e, expandPanel(t, string(final), tg.vars, nil, cut))
+			if len(want) == 0 {
+				t.Errorf("%s over a range that cuts hours: no rows; the comparison would prove nothing", tg.file)
+			}
+			if g, w := canonical(got), canonical(want); g != w {
+				t.Errorf("%s over a range that cuts hours differs from its FINAL form:\n got %s\nwant %s", tg.file, g, w)
 			}
 		}
 	}
@@ -183,6 +198,29 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 					t.Errorf("%s over folded hours differs from its answer over calls_5m's states:\n got %s\nwant %s", file, got, want)
 				}
 			}
+			// One INVALID_ARGUMENT call of the cut range's second whole
+			// hour ingested again, as OK: that hour's fold is stale, the
+			// whole hours before and after it are folded, and the panels
+			// that read the raw calls from the first such hour on must
+			// find it and not count the folded hours after it twice.
+			stale := cut.from.Truncate(time.Hour).Add(2 * time.Hour)
+			if !slices.ContainsFunc(calls, func(c pipeline.Call) bool { return c.Time.Truncate(time.Hour).Equal(stale.Add(time.Hour)) }) {
+				t.Fatalf("no calls in %s, after the hour made stale", stale.Add(time.Hour))
+			}
+			var late []pipeline.Call
+			for _, c := range calls {
+				if c.Category == string(classify.InvalidArgument) && len(c.ArgKeys) > 0 && c.Time.Truncate(time.Hour).Equal(stale) {
+					c.Category, c.IsFailure, c.IngestedMs = string(classify.OK), 0, c.IngestedMs+10
+					c.ExpectedRetryable = classify.OK.ExpectedRetryable()
+					late = append(late, c)
+					break
+				}
+			}
+			if len(late) != 1 {
+				t.Fatalf("no INVALID_ARGUMENT call with arguments in %s", stale)
+			}
+			e.Insert(t, late)
+			compare(t, e, true)
 			// Folds that list no copies, as those made before
 			// calls_copies_folded and calls_latest_folded existed: their
 			// hours are searched raw.
@@ -222,6 +260,46 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			}
 			if n < 6 {
 				t.Errorf("only %d panels read calls_5m_folded", n)
+			}
+			// Likewise the panel that reads invalid_args_folded: every
+			// folded argument counted twice.
+			before = after
+			err = e.DB.Exec(context.Background(), `INSERT INTO invalid_args_folded (hour, fold, tenant, server, tool, session_key, arg_key, arg_value, calls)
+				SELECT hour, fold, tenant, server, tool, session_key, arg_key, arg_value, calls
+				FROM invalid_args_folded WHERE calls > 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after = foldReaders(t, e)
+			n = 0
+			for _, tg := range targets {
+				if strings.Contains(tg.sql, "FROM invalid_args_folded") {
+					n++
+					if after[tg.file] == before[tg.file] {
+						t.Errorf("%s answers as before with its folded hours' arguments counted twice: it does not read them", tg.file)
+					}
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d panels read invalid_args_folded, want the top offending arguments panel", n)
+			}
+			// Folds without its mark, as those made before the table
+			// existed: their hours are read raw, and the answer is the
+			// FINAL form's again.
+			if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE invalid_args_folded"); err != nil {
+				t.Fatal(err)
+			}
+			for _, tg := range targets {
+				if strings.Contains(tg.sql, "FROM invalid_args_folded") {
+					final, err := os.ReadFile(filepath.Join("testdata", "final", tg.file+".sql"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, want := query(t, e, expand(t, tg, string(final)))
+					if got := foldReaders(t, e)[tg.file]; got != canonical(want) {
+						t.Errorf("%s with unmarked folds differs from its FINAL form:\n got %s\nwant %s", tg.file, got, canonical(want))
+					}
+				}
 			}
 		})
 	}

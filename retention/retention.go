@@ -96,6 +96,7 @@ var tables = []table{
 	{"call_violations", "ts", false},
 	{"violations_folded", "hour", false},
 	{"violation_outcomes_folded", "hour", false},
+	{"invalid_args_folded", "hour", false},
 }
 
 // Result is what one Apply did.
