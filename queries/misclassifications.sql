@@ -141,7 +141,7 @@ FROM (
               arrayFilter((x, s) -> s = 1, dc, st),
               arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
         FROM calls
-        WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+        PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
           AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
           AND continuation = 0
           AND (@tenant = '' OR tenant = @tenant)

@@ -35,7 +35,7 @@ FROM (
       x -> x.4 = 1 AND x.5 >= @from_ms AND x.5 < @to_ms,
       arrayMap((x, n, s) -> (x.7, n, s, x.5, x.1), c, nx, same)) AS fails
   FROM calls
-  WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+  PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
     AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
     AND continuation = 0
     AND (@tenant = '' OR tenant = @tenant)

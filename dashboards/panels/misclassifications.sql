@@ -138,7 +138,7 @@ FROM (
           toString(server) AS server_,
           arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
         FROM calls
-        WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
+        PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
           AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
           AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
           AND continuation = 0

@@ -36,7 +36,7 @@ FROM (
   FROM (
     SELECT arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String)))) AS c0
     FROM calls
-    WHERE ts >= $__fromTime AND ts <= $__toTime + 60
+    PREWHERE ts >= $__fromTime AND ts <= $__toTime + 60
       AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000
       AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 60000
       AND continuation = 0
