@@ -17,13 +17,12 @@
 -- calls that chains turn on, as their latest ingests, which give the same
 -- chains and next calls as all of its calls, over any stretch of time
 -- (schema/026_chain_calls_folded.sql). The raw calls are read for the other
--- hours, the current hour as a rule: those before calls_hour_inserts began
--- counting, and from the first hour after that with inserts and without a
+-- hours, the current hour as a rule, from the window's first hour without a
 -- current fold that has the table's mark on (a scalar subquery, as the
--- spikes panel's, so that the server skips the days in between), and only
--- for the groups with a failure there or in a folded hour's last 60 s (a
--- retry follows its failure within 60 s). Every call of every session and
--- tool with a failure took 0.2-1.1 s over 24 hours of 10M calls on 18.16
+-- spikes panel's, so that the server skips the days before it), and only for
+-- the groups with a failure there or in a folded hour's last 60 s (a retry
+-- follows its failure within 60 s). Every call of every session and tool
+-- with a failure took 0.2-1.1 s over 24 hours of 10M calls on 18.16
 -- (BENCHMARKS.md, thirtieth round).
 SELECT
   ch.1 AS category_,
@@ -72,15 +71,14 @@ FROM (
         AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
         AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
         AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-        -- The hours before calls_hour_inserts began counting, and from the first
-        -- hour after that with inserts and without a current fold on: an hour
-        -- without inserts since then has no calls.
-        AND (ts < (SELECT min(hour) FROM calls_hour_inserts) OR ts >= toDateTime((
-          SELECT arrayFirst(h -> h = toUInt32(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600) OR (NOT has(fs, h)
-              AND has((SELECT groupUniqArray(toUInt32(hour)) FROM calls_hour_inserts WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600), h)),
-            arrayPushBack(arrayMap(k -> toUInt32(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * k), range(toUInt64(intDiv(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600 - intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 3600)))), toUInt32(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600)))
-          FROM (SELECT groupUniqArray(toUInt32(hour)) AS fs FROM chain_calls_folded
-            WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC'))
+        AND ts >= toDateTime((
+          SELECT least(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600, intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+          FROM (
+            SELECT
+              arraySort(groupUniqArray(toUInt32(hour))) AS hs,
+              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+            FROM chain_calls_folded
+            WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC')
         AND continuation = 0
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
@@ -93,15 +91,14 @@ FROM (
             AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
             AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
             AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-            -- The hours before calls_hour_inserts began counting, and from the first
-            -- hour after that with inserts and without a current fold on: an hour
-            -- without inserts since then has no calls.
-            AND (ts < (SELECT min(hour) FROM calls_hour_inserts) OR ts >= toDateTime((
-              SELECT arrayFirst(h -> h = toUInt32(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600) OR (NOT has(fs, h)
-                  AND has((SELECT groupUniqArray(toUInt32(hour)) FROM calls_hour_inserts WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600), h)),
-                arrayPushBack(arrayMap(k -> toUInt32(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * k), range(toUInt64(intDiv(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600 - intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 3600)))), toUInt32(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600)))
-              FROM (SELECT groupUniqArray(toUInt32(hour)) AS fs FROM chain_calls_folded
-                WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC'))
+            AND ts >= toDateTime((
+              SELECT least(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600, intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+              FROM (
+                SELECT
+                  arraySort(groupUniqArray(toUInt32(hour))) AS hs,
+                  arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+                FROM chain_calls_folded
+                WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC')
             AND continuation = 0
             AND is_failure = 1
             AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
