@@ -9,10 +9,8 @@
 -- that is not a retry and ends at the first call that is not one, so the
 -- chains, their outcomes, attempts and argument changes, and every failed
 -- call's next call within 60 s, are the same over these rows as over all
--- the calls, over any stretch of time (a panel's window cuts hours): a call
--- left out followed no failure within 60 s, so it is neither in a chain nor
--- a next call that counts, and no call's predecessor that matters changes
--- without it (docs/dashboards.md).
+-- the calls: a call left out is one that followed no failure within 60 s,
+-- and it changes no call's predecessor that matters (docs/dashboards.md).
 -- With 3 % of the calls failed that is about a tenth of the hour's rows;
 -- the chain panels read every call of every session and tool with a
 -- failure, 0.2-1.1 s for 24 hours of 10M calls on 18.16 (BENCHMARKS.md,

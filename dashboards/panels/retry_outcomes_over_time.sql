@@ -10,18 +10,6 @@
 -- extra copies of a call, keeping its latest ingest, and every lambda takes
 -- whole (shifted) arrays instead of indexing a captured one, as in
 -- queries/retry_outcomes.sql.
--- The hours of the window that the retention job has folded come from
--- chain_calls_folded (their current folds), cut to the window: each hour's
--- calls that chains turn on, as their latest ingests, which give the same
--- chains and next calls as all of its calls, over any stretch of time
--- (schema/026_chain_calls_folded.sql). The raw calls are read for the other
--- hours, the current hour as a rule, from the window's first hour without a
--- current fold that has the table's mark on (a scalar subquery, as the
--- spikes panel's, so that the server skips the days before it), and only for
--- the groups with a failure there or in a folded hour's last 60 s (a retry
--- follows its failure within 60 s). Every call of every session and tool
--- with a failure took 0.2-1.1 s over 24 hours of 10M calls on 18.16
--- (BENCHMARKS.md, thirtieth round).
 SELECT
   toDateTime(intDiv(intDiv(ch.7, 1000), $__interval_s) * $__interval_s) AS time,
   multiIf(ch.4 = 2, 'retry_then_success', ch.4 = 1, 'retry_then_fail', 'no_retry') AS outcome,
@@ -57,22 +45,22 @@ FROM (
     SELECT
       arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, category_, declared_retryable, expected_retryable))) AS c0
     FROM (
-      -- The raw calls of the hours not folded, from the window's first hour
-      -- without a current fold on (docs/dashboards.md).
+      -- The raw calls of the hours not folded: the window's cut first hour, and
+      -- from its first whole hour without a current fold on (docs/dashboards.md).
       SELECT tenant, server, session_key, tool, ts_ms, request_id, call_id, ingested_ms, is_failure, args_hash, CAST(category AS String) AS category_, declared_retryable, expected_retryable
       FROM calls
       PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
         AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
         AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
-        AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-        AND ts >= toDateTime((
-          SELECT least(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600, intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+        AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
+        AND (ts < toDateTime(intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600, 'UTC') OR ts >= toDateTime((
+          SELECT least(intDiv(toUInt32($__toTime) + 601, 3600) * 3600, intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
           FROM (
             SELECT
               arraySort(groupUniqArray(toUInt32(hour))) AS hs,
-              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
             FROM chain_calls_folded
-            WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC')
+            WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC'))
         AND continuation = 0
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
@@ -84,15 +72,15 @@ FROM (
           PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
             AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
             AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
-            AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-            AND ts >= toDateTime((
-              SELECT least(intDiv(toUInt32($__toTime) + 600, 3600) * 3600 + 3600, intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+            AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
+            AND (ts < toDateTime(intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600, 'UTC') OR ts >= toDateTime((
+              SELECT least(intDiv(toUInt32($__toTime) + 601, 3600) * 3600, intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
               FROM (
                 SELECT
                   arraySort(groupUniqArray(toUInt32(hour))) AS hs,
-                  arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) - 60, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+                  arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
                 FROM chain_calls_folded
-                WHERE ts_ms = 0 AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC')
+                WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC'))
             AND continuation = 0
             AND is_failure = 1
             AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
@@ -101,23 +89,19 @@ FROM (
           UNION ALL
           SELECT cityHash64(tenant, server, session_key, tool)
           FROM chain_calls_folded
-          PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
-            AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600
+          PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
             AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
             AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
             AND is_failure = 1
-            -- A retry in the next hour follows a failure in its hour's last 60 s.
-            AND ts_ms % 3600000 >= 3540000
             AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
             AND $__conditionalAll(server IN (${server:singlequote}), $server)
             AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
       UNION ALL
-      -- The folded hours from their current folds, cut to the window: the calls
+      -- The hours lying whole in the window from their current folds: the calls
       -- the chains turn on (schema/026_chain_calls_folded.sql).
       SELECT tenant, server, session_key, tool, ts_ms, request_id, call_id, ingested_ms, is_failure, args_hash, CAST(category AS String) AS category_, declared_retryable, expected_retryable
       FROM chain_calls_folded
-      PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
-        AND hour >= toDateTime(intDiv(toUInt32($__fromTime) - 60, 3600) * 3600, 'UTC') AND hour <= $__toTime + 600
+      PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
         AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
         AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
