@@ -48,10 +48,6 @@ var (
 	foldInvalidArgsHourSQL string
 	//go:embed drop_rollup_fold_invalid_args.sql
 	dropRollupFoldInvalidArgsSQL string
-	//go:embed fold_chain_calls_hour.sql
-	foldChainCallsHourSQL string
-	//go:embed drop_rollup_fold_chain_calls.sql
-	dropRollupFoldChainCallsSQL string
 )
 
 // RollupResult is what one RollupHours call did.
@@ -88,14 +84,11 @@ type RollupResult struct {
 // grouping every validated call (022, 023), and its INVALID_ARGUMENT calls
 // per session and argument (invalid_args_folded, 025), which the top
 // offending arguments panel adds up instead of reading the range's argument
-// arrays again, and the calls its retry chains and re-calls can turn on
-// (chain_calls_folded, 026: the failed calls, the calls at most 60 s after
-// one, and the hour's first 60 s), which the chain panels read instead of
-// every call of every session with a failure. An hour is folded when calls
+// arrays again. An hour is folded when calls
 // or violations brought rows to it since the migration that counts them
 // (calls_hour_inserts), its insert count has no fold yet (or only one made
 // before the folds listed their hour's copies and their latest ingests and
-// held its violations, INVALID_ARGUMENT arguments and chain calls),
+// held its violations and INVALID_ARGUMENT arguments),
 // and its last insert, by the server's clock, is at least settle before
 // now (settle covers the clocks' skew too); a fold whose hour took an
 // insert while it ran is not recorded and is made again by a later run. It
@@ -198,7 +191,6 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint6
 		{foldViolationsHourSQL, "fold schema violations of hour"},
 		{foldViolationOutcomesHourSQL, "fold schema violation outcomes of hour"},
 		{foldInvalidArgsHourSQL, "fold INVALID_ARGUMENT arguments of hour"},
-		{foldChainCallsHourSQL, "fold chain calls of hour"},
 	} {
 		if err := db.Exec(ctx, step.q, at...); err != nil {
 			return 0, false, fmt.Errorf("%s %s: %w", step.what, hour.Format(time.RFC3339), err)
@@ -254,7 +246,7 @@ func dropSuperseded(ctx context.Context, db DB, current []madeFold) (int, error)
 		return 0, nil
 	}
 	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: old}))
-	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL, dropRollupFoldChainCallsSQL} {
+	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL} {
 		if err := db.Exec(ctx, q, at...); err != nil {
 			return 0, fmt.Errorf("delete superseded rollup folds: %w", err)
 		}

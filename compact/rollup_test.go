@@ -1,7 +1,6 @@
 package compact_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,15 +41,12 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 // fold, per hour its sums (calls_1h_folded, lines starting "1h"), its
 // copied call ids (calls_copies_folded, lines starting "copied") and their
 // latest ingests (calls_latest_folded, "latest") and its INVALID_ARGUMENT
-// calls per session and argument (invalid_args_folded, "args") and the
-// calls its retry chains turn on (chain_calls_folded, "chain"), and what
+// calls per session and argument (invalid_args_folded, "args"), and what
 // they must be: calls_5m's merged states for the rollup's counts, and for
 // the raw ones the distinct calls among inserted and those whose latest
 // ingest is INVALID_ARGUMENT, the call ids inserted more than once, the
-// arguments of the calls whose latest ingest is INVALID_ARGUMENT, the
-// latest copies of the failed calls, of those within 60 s after one and of
-// those in the hour's first minute, and the marks (call id 0, calls 0,
-// ts_ms 0), counted here. Copies are what the fold saw: stop the merges of calls
+// arguments of the calls whose latest ingest is INVALID_ARGUMENT, and the
+// marks (call id 0, calls 0), counted here. Copies are what the fold saw: stop the merges of calls
 // before inserting them.
 func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
 	t.Helper()
@@ -135,29 +131,6 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, a := range args {
 		folded = append(folded, fmt.Sprintf("args %d %s %s %s %s %s=%s: %d", a.Hour, a.Tenant, a.Server, a.Tool, a.Session, a.Key, a.Value, a.Calls))
 	}
-	var chained []struct {
-		Hour     int64  `ch:"hour_s"`
-		Tenant   string `ch:"tenant_name"`
-		Server   string `ch:"server_name"`
-		Tool     string `ch:"tool_name"`
-		Session  string `ch:"session_key"`
-		TimeMs   int64  `ch:"ts_ms"`
-		CallID   uint64 `ch:"call_id"`
-		Ingested int64  `ch:"ingested_ms"`
-		Failure  uint8  `ch:"is_failure"`
-		Category string `ch:"category_name"`
-	}
-	if err := e.DB.Select(context.Background(), &chained, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name,
-		toString(server) AS server_name, toString(tool) AS tool_name, session_key, ts_ms, call_id, ingested_ms, is_failure,
-		toString(category) AS category_name
-		FROM chain_calls_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
-			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range chained {
-		folded = append(folded, fmt.Sprintf("chain %d %s %s %s %s %d %d %d %d %s", c.Hour, c.Tenant, c.Server, c.Tool, c.Session, c.TimeMs, c.CallID, c.Ingested, c.Failure, c.Category))
-	}
-	want = append(want, chainCalls(inserted, lo, hi)...)
 	// The copied call ids: those inserted more than once in an hour of day,
 	// and 0, the mark of a fold that lists them, in every hour with calls.
 	rows := map[[2]int64]int{}
@@ -253,70 +226,6 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	slices.Sort(folded)
 	slices.Sort(want)
 	return folded, want
-}
-
-// chainCalls returns the lines of the chain_calls_folded rows that the
-// calls inserted into the hours of [lo, hi) must fold to: per hour, tenant,
-// server, session key and tool, the calls ordered as the chain panels order
-// them, each call's first row in that order (its latest ingest) kept, then
-// those failed, those at most 60 s after a failed call and those in the
-// hour's first 60 s; and each hour's mark.
-func chainCalls(inserted []pipeline.Call, lo, hi int64) []string {
-	type group struct {
-		hour                          int64
-		tenant, server, session, tool string
-	}
-	groups := map[group][]pipeline.Call{}
-	var out []string
-	for _, c := range inserted {
-		h := c.Time.Unix() / 3600 * 3600
-		if h < lo || h >= hi || c.Continuation != 0 {
-			continue
-		}
-		k := group{h, c.Tenant, c.Server, c.SessionKey, c.Tool}
-		groups[k] = append(groups[k], c)
-	}
-	marks := map[int64]bool{}
-	for k, g := range groups {
-		if !marks[k.hour] {
-			marks[k.hour] = true
-			out = append(out, fmt.Sprintf("chain %d     0 0 0 0 ", k.hour))
-		}
-		slices.SortFunc(g, func(a, b pipeline.Call) int {
-			if d := cmp.Compare(a.TimeMs, b.TimeMs); d != 0 {
-				return d
-			}
-			if d := strings.Compare(a.RequestID, b.RequestID); d != 0 {
-				return d
-			}
-			if d := cmp.Compare(a.CallID, b.CallID); d != 0 {
-				return d
-			}
-			if d := cmp.Compare(b.IngestedMs, a.IngestedMs); d != 0 {
-				return d
-			}
-			if d := cmp.Compare(a.IsFailure, b.IsFailure); d != 0 {
-				return d
-			}
-			if d := cmp.Compare(a.ArgsHash, b.ArgsHash); d != 0 {
-				return d
-			}
-			return strings.Compare(a.Category, b.Category)
-		})
-		var latest []pipeline.Call
-		for i, c := range g {
-			if i == 0 || c.TimeMs != g[i-1].TimeMs || c.CallID != g[i-1].CallID {
-				latest = append(latest, c)
-			}
-		}
-		for i, c := range latest {
-			after := i > 0 && latest[i-1].IsFailure == 1 && c.TimeMs-latest[i-1].TimeMs <= 60000
-			if c.IsFailure == 1 || after || c.TimeMs < k.hour*1000+60000 {
-				out = append(out, fmt.Sprintf("chain %d %s %s %s %s %d %d %d %d %s", k.hour, c.Tenant, c.Server, c.Tool, c.SessionKey, c.TimeMs, c.CallID, c.IngestedMs, c.IsFailure, c.Category))
-			}
-		}
-	}
-	return out
 }
 
 // hoursOf returns the starts of the hours before now's hour that calls
@@ -437,14 +346,14 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 // TestRollupHoursFoldsAgainWhatListsNoCopies: folds made before the folds
 // listed their hour's copies or their latest ingests, or held its schema
 // violations or INVALID_ARGUMENT arguments (calls_copies_folded,
-// calls_latest_folded, violations_folded, violation_outcomes_folded,
-// invalid_args_folded or chain_calls_folded emptied, as each is after the upgrade that
+// calls_latest_folded, violations_folded, violation_outcomes_folded or
+// invalid_args_folded emptied, as each is after the upgrade that
 // adds it) are made again at the same insert count by the next run, which then
 // lists them and deletes the older folds; a run after that folds nothing.
 func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "chain_calls_folded"} {
+	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded"} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
 				if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
@@ -519,7 +428,7 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 // TestRollupHoursCutShortIsNeverRead: a fold cut short (the server gone)
 // after its calls_5m_folded rows, or after any later step of it (sums,
 // copied call ids, latest ingests, schema violations, INVALID_ARGUMENT
-// arguments, chain calls), but before its
+// arguments), but before its
 // record, is never read; the next run folds the hour again.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
@@ -534,8 +443,7 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 		{4, "fold schema violations of hour "},
 		{5, "fold schema violation outcomes of hour "},
 		{6, "fold INVALID_ARGUMENT arguments of hour "},
-		{7, "fold chain calls of hour "},
-		{8, "record rollup fold of "},
+		{7, "record rollup fold of "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {

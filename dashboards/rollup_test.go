@@ -53,7 +53,7 @@ var exactUnderReclassification = map[string]bool{
 // buckets and the raw time filter select the same calls (INVALID_ARGUMENT
 // spikes start later, so that their baseline before the range has calls).
 func TestPanelsMatchTheirFinalForms(t *testing.T) {
-	calls := append(generatedCalls(t), chainAcrossHours(traffic.DefaultStart.Add(5*time.Hour))...)
+	calls := generatedCalls(t)
 	var replay, reclassified []pipeline.Call
 	busiest := map[string]int{}
 	for i, c := range calls {
@@ -79,13 +79,6 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 		if n > busiest[tool] || n == busiest[tool] && name < tool {
 			tool = name
 		}
-	}
-	// The chain panels take the hours lying whole in their window from the
-	// calls the chains turn on (chain_calls_folded): the traffic must hold
-	// a retry in another hour than the failure before it, so that a chain
-	// crosses a folded hour's end.
-	if !retryAcrossHours(calls) {
-		t.Fatal("no retry in another hour than its failure; the chain panels' folded comparison would prove little")
 	}
 	var targets []panelTarget
 	for _, tg := range panelTargets(t, tool) {
@@ -127,7 +120,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			// an hourly fold is compared over a range that cuts hours at
 			// both ends too, which it reads raw.
 			ranges := []expansion{{"", func(q string) string { return expand(t, tg, q) }}}
-			if strings.Contains(tg.sql, "invalid_args_folded") || strings.Contains(tg.sql, "chain_calls_folded") {
+			if strings.Contains(tg.sql, "invalid_args_folded") {
 				ranges = append(ranges, expansion{" over a range that cuts hours", func(q string) string { return expandPanel(t, q, tg.vars, nil, cut) }})
 			}
 			for _, rg := range ranges {
@@ -251,7 +244,6 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			// once more, as INVALID_ARGUMENT, and every success once more
 			// as EMPTY_RESULT) change each of their answers.
 			before := foldReaders(t, e)
-			truth := before
 			err := e.DB.Exec(context.Background(), `INSERT INTO calls_5m_folded (hour, fold, tenant, server, tool, bucket, calls, invalid, ok, empty, identities, latest_invalid)
 				SELECT hour, fold, tenant, server, tool, bucket, calls, calls, 0, ok, 0, 0
 				FROM calls_5m_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`)
@@ -293,110 +285,26 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			if n != 1 {
 				t.Errorf("%d panels read invalid_args_folded, want the top offending arguments panel", n)
 			}
-			// Likewise the chain panels, which read chain_calls_folded:
-			// every folded call once more, ingested later with its outcome
-			// flipped (their own step keeps a call's latest copy).
-			before = after
-			err = e.DB.Exec(context.Background(), `INSERT INTO chain_calls_folded (hour, fold, tenant, server, tool, session_key, ts_ms, request_id, call_id, ingested_ms,
-					is_failure, args_hash, category, declared_retryable, expected_retryable)
-				SELECT hour, fold, tenant, server, tool, session_key, ts_ms, request_id, call_id, ingested_ms + 1,
-					1 - is_failure, args_hash, category, declared_retryable, expected_retryable
-				FROM chain_calls_folded WHERE ts_ms != 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`)
-			if err != nil {
+			// Folds without its mark, as those made before the table
+			// existed: their hours are read raw, and the answer is the
+			// FINAL form's again.
+			if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE invalid_args_folded"); err != nil {
 				t.Fatal(err)
 			}
-			after = foldReaders(t, e)
-			n = 0
 			for _, tg := range targets {
-				if strings.Contains(tg.sql, "FROM chain_calls_folded") {
-					n++
-					if after[tg.file] == before[tg.file] {
-						t.Errorf("%s answers as before with its folded hours' calls' outcomes flipped: it does not read them", tg.file)
+				if strings.Contains(tg.sql, "FROM invalid_args_folded") {
+					final, err := os.ReadFile(filepath.Join("testdata", "final", tg.file+".sql"))
+					if err != nil {
+						t.Fatal(err)
 					}
-				}
-			}
-			if n != 5 {
-				t.Errorf("%d panels read chain_calls_folded, want the five chain and re-call panels", n)
-			}
-			// Folds without their marks, as those made before the tables
-			// existed: their hours are read raw, and the answers are those
-			// of the folds before they were tampered with (the FINAL forms',
-			// compared above, for the panels exact under reclassification).
-			for _, table := range []string{"invalid_args_folded", "chain_calls_folded"} {
-				if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE "+table); err != nil {
-					t.Fatal(err)
-				}
-			}
-			unmarked := foldReaders(t, e)
-			for _, tg := range targets {
-				if strings.Contains(tg.sql, "FROM invalid_args_folded") || strings.Contains(tg.sql, "FROM chain_calls_folded") {
-					if got, want := unmarked[tg.file], truth[tg.file]; got != want {
-						t.Errorf("%s with unmarked folds differs from its answer with the folds intact:\n got %s\nwant %s", tg.file, got, want)
+					_, want := query(t, e, expand(t, tg, string(final)))
+					if got := foldReaders(t, e)[tg.file]; got != canonical(want) {
+						t.Errorf("%s with unmarked folds differs from its FINAL form:\n got %s\nwant %s", tg.file, got, canonical(want))
 					}
 				}
 			}
 		})
 	}
-}
-
-// chainAcrossHours returns the calls of one session and tool around the
-// hour that starts at h: a failure 20 s before it retried twice after it,
-// the second time successfully (of a busy tool of the generated traffic, so
-// that its top failure category is not a tie); a success that follows no failure; a
-// failure that starts a new chain, retried once 50 s later with other
-// arguments and failing again; and a failure 30 s before the next hour
-// whose next call, a success 20 s into that hour, repeats its arguments
-// (a call that only the hour's first 60 s keep in the fold).
-func chainAcrossHours(h time.Time) []pipeline.Call {
-	steps := []struct {
-		at   time.Duration
-		cat  classify.Category
-		args uint64
-	}{
-		{-20 * time.Second, classify.RateLimited, 1},
-		{20 * time.Second, classify.RateLimited, 1},
-		{50 * time.Second, classify.OK, 1},
-		{3 * time.Minute, classify.OK, 2},
-		{5 * time.Minute, classify.UpstreamTimeout, 3},
-		{5*time.Minute + 50*time.Second, classify.UpstreamTimeout, 4},
-		{time.Hour - 30*time.Second, classify.InvalidArgument, 5},
-		{time.Hour + 20*time.Second, classify.OK, 5},
-	}
-	out := make([]pipeline.Call, len(steps))
-	for i, st := range steps {
-		ts := h.Add(st.at)
-		failure := uint8(0)
-		if st.cat.Failure() {
-			failure = 1
-		}
-		out[i] = pipeline.Call{Time: ts, TimeMs: ts.UnixMilli(), DurationMs: 5, Tenant: "acme", Server: "kb", Tool: "search_docs",
-			SessionKey: "chain-across-hours", RequestID: fmt.Sprint("edge-", i), CallID: 1<<60 + uint64(i), Source: "capture",
-			ArgsJSON: "{}", ArgsHash: st.args, HasResponse: 1, IsError: int8(failure), Category: string(st.cat), IsFailure: failure,
-			DeclaredRetryable: -1, ExpectedRetryable: st.cat.ExpectedRetryable(), IngestedMs: 1}
-	}
-	return out
-}
-
-// retryAcrossHours reports whether a call follows a failed call of its
-// tenant, server, session key and tool within 60 s, in the next hour.
-func retryAcrossHours(calls []pipeline.Call) bool {
-	groups := map[[4]string][]pipeline.Call{}
-	for _, c := range calls {
-		if c.Continuation == 0 {
-			k := [4]string{c.Tenant, c.Server, c.SessionKey, c.Tool}
-			groups[k] = append(groups[k], c)
-		}
-	}
-	for _, g := range groups {
-		slices.SortFunc(g, func(a, b pipeline.Call) int { return int(a.TimeMs - b.TimeMs) })
-		for i := 1; i < len(g); i++ {
-			p, c := g[i-1], g[i]
-			if p.IsFailure == 1 && c.TimeMs-p.TimeMs <= 60000 && c.TimeMs/3600000 != p.TimeMs/3600000 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // generatedCalls decodes and classifies generated traffic, as ingest does.

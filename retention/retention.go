@@ -97,7 +97,6 @@ var tables = []table{
 	{"violations_folded", "hour", false},
 	{"violation_outcomes_folded", "hour", false},
 	{"invalid_args_folded", "hour", false},
-	{"chain_calls_folded", "hour", false},
 }
 
 // Result is what one Apply did.

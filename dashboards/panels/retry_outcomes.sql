@@ -56,71 +56,27 @@ FROM (
         arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
   FROM (
     SELECT
-      arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, category_, declared_retryable, expected_retryable))) AS c0
-    FROM (
-      -- The raw calls of the hours not folded: the window's cut first hour, and
-      -- from its first whole hour without a current fold on (docs/dashboards.md).
-      SELECT tenant, server, session_key, tool, ts_ms, request_id, call_id, ingested_ms, is_failure, args_hash, CAST(category AS String) AS category_, declared_retryable, expected_retryable
-      FROM calls
-      PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
-        AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
-        AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
-        AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-        AND (ts < toDateTime(intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600, 'UTC') OR ts >= toDateTime((
-          SELECT least(intDiv(toUInt32($__toTime) + 601, 3600) * 3600, intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-          FROM (
-            SELECT
-              arraySort(groupUniqArray(toUInt32(hour))) AS hs,
-              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-            FROM chain_calls_folded
-            WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC'))
-        AND continuation = 0
-        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-        AND $__conditionalAll(server IN (${server:singlequote}), $server)
-        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-        -- Only the groups with a failure (queries/retry_outcomes.sql), raw or folded.
-        AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
-          SELECT cityHash64(tenant, server, session_key, tool)
-          FROM calls
-          PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
-            AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
-            AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
-            AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-            AND (ts < toDateTime(intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600, 'UTC') OR ts >= toDateTime((
-              SELECT least(intDiv(toUInt32($__toTime) + 601, 3600) * 3600, intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-              FROM (
-                SELECT
-                  arraySort(groupUniqArray(toUInt32(hour))) AS hs,
-                  arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) + 3539, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-                FROM chain_calls_folded
-                WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))), 'UTC'))
-            AND continuation = 0
-            AND is_failure = 1
-            AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-            AND $__conditionalAll(server IN (${server:singlequote}), $server)
-            AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-          UNION ALL
-          SELECT cityHash64(tenant, server, session_key, tool)
-          FROM chain_calls_folded
-          PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-            AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
-            AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
-            AND is_failure = 1
-            AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-            AND $__conditionalAll(server IN (${server:singlequote}), $server)
-            AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
-      UNION ALL
-      -- The hours lying whole in the window from their current folds: the calls
-      -- the chains turn on (schema/026_chain_calls_folded.sql).
-      SELECT tenant, server, session_key, tool, ts_ms, request_id, call_id, ingested_ms, is_failure, args_hash, CAST(category AS String) AS category_, declared_retryable, expected_retryable
-      FROM chain_calls_folded
-      PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_calls_folded WHERE ts_ms = 0 AND hour >= $__fromTime - 60 AND toUInt32(hour) + 3599 <= toUInt32($__toTime) + 600 AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
-        AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
-        AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
-        AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-        AND $__conditionalAll(server IN (${server:singlequote}), $server)
-        AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-    )
+      arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
+    FROM calls
+    PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
+      AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
+      AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
+      AND continuation = 0
+      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+      AND $__conditionalAll(server IN (${server:singlequote}), $server)
+      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+      -- Only the groups with a failure (queries/retry_outcomes.sql).
+      AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+        SELECT cityHash64(tenant, server, session_key, tool)
+        FROM calls
+        WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
+          AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
+          AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
+          AND continuation = 0
+          AND is_failure = 1
+          AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+          AND $__conditionalAll(server IN (${server:singlequote}), $server)
+          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
     GROUP BY tenant, server, session_key, tool
     HAVING max(is_failure) = 1
   )
