@@ -87,8 +87,12 @@ func refBaseline(calls []pipeline.Call, tenant string, origin, lo, step int64) [
 func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
 	ctx := context.Background()
 	// RollupHours compares the time the server stamps inserts with with its
-	// now: the days are today and the two before it.
-	d3 := time.Now().UTC().Truncate(24 * time.Hour)
+	// now: the days are today and the two before it, or, before 03:00 UTC,
+	// the three before today, so that the third case's range (from d3's
+	// 02:00) and its baseline lie in complete hours, which the fold reaches
+	// (run between 00:00 and 02:00, its lump held no folded hour and the
+	// test failed).
+	d3 := time.Now().UTC().Add(-3 * time.Hour).Truncate(24 * time.Hour)
 	d1 := d3.AddDate(0, 0, -2)
 	calls := foldTraffic(17, d1, 68*time.Hour, 4000, 1)
 	late := foldTraffic(18, d1.AddDate(0, 0, 1).Add(3*time.Hour), 20*time.Hour, 300, 100000)
