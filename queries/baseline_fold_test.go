@@ -86,7 +86,7 @@ func refBaseline(calls []pipeline.Call, tenant string, origin, lo, step int64) [
 // once.
 func TestBaselineRollupReadsOnlyCurrentFolds(t *testing.T) {
 	ctx := context.Background()
-	// RollupHours compares the time the server stamps inserts with with its
+	// RollupHours compares the time the server stamps on inserts with its
 	// now: the days are today and the two before it, or, before 03:00 UTC,
 	// the three before today, so that the third case's range (from d3's
 	// 02:00) and its baseline lie in complete hours, which the fold reaches
