@@ -113,56 +113,88 @@ FROM (
             WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_
       FROM (
         SELECT
-          tool AS tool_,
-          toString(tenant) AS tenant_,
-          toString(server) AS server_,
-          arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0,
-          arrayMap(x -> x.1, c0) AS t0,
-          arrayMap(x -> x.3, c0) AS id0,
-          arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
-            arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
-          arrayFilter((x, k) -> k = 1, c0, keep) AS c,
-          arrayFilter((x, k) -> k = 1, t0, keep) AS t,
-          arrayMap(x -> x.5, c) AS f,
-          arrayMap(x -> x.6, c) AS h,
-          arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
-            arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r,
-          arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
-          arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
-          arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc,
-          arrayFilter((i, s) -> s = 1, arrayEnumerate(c), st) AS s_at,
-          arrayFilter((i, e) -> e = 1, arrayEnumerate(c), en) AS e_at,
+          tool_,
+          tenant_,
+          server_,
+          -- One tuple per chain started in range: (category, declared, expected,
+          -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
+          -- args changed; first ts_ms).
           arrayFilter(
             x -> x.7 >= @from_ms AND x.7 < @to_ms,
             arrayMap(
               (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
-              arrayFilter((x, s) -> s = 1, c, st), s_at, e_at,
+              arrayFilter((x, s) -> s = 1, c, st),
+              arrayFilter((k, s) -> s = 1, arrayEnumerate(c), st),
+              arrayFilter((k, e) -> e = 1, arrayEnumerate(c), en),
               arrayFilter((x, e) -> e = 1, f, en),
               arrayFilter((x, s) -> s = 1, dc, st),
               arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
-        FROM calls
-        PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
-          AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
-          AND continuation = 0
-          AND (@tenant = '' OR tenant = @tenant)
-          AND (@all_tenants = 1 OR has(@tenants, tenant))
-          AND (@server = '' OR server = @server)
-          AND (@tool = '' OR tool = @tool)
-          -- Only the groups with a failure: their hashes first, from the failed
-          -- calls alone (see the header).
-          AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
-            SELECT cityHash64(tenant, server, session_key, tool)
-            FROM calls
-            WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
-              AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
-              AND continuation = 0
-              AND is_failure = 1
-              AND (@tenant = '' OR tenant = @tenant)
-              AND (@all_tenants = 1 OR has(@tenants, tenant))
-              AND (@server = '' OR server = @server)
-              AND (@tool = '' OR tool = @tool))
-        GROUP BY tenant, server, session_key, tool
-        HAVING max(is_failure) = 1
+        FROM (
+          -- st: a chain starts; en: a chain ends (the next call is no retry); dc:
+          -- retries so far whose args_hash differs from the call before (a chain
+          -- changed its arguments iff dc grew between its first and last call).
+          SELECT
+            tool_, tenant_, server_, c, f,
+            arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+            arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+            arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
+          FROM (
+            -- r: a retry (the call before failed, at most the window earlier).
+            SELECT
+              tool_, tenant_, server_, c, f, h,
+              arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
+                arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
+            FROM (
+              -- t, f, h: the ts_ms, is_failure and args_hash of c.
+              SELECT tool_, tenant_, server_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
+              FROM (
+                -- c: the sequence without the extra copies of a re-ingested call.
+                SELECT tool_, tenant_, server_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
+                FROM (
+                  -- keep: not a copy (same ts_ms and call_id as the element before;
+                  -- the latest ingest sorts first).
+                  SELECT
+                    tool_, tenant_, server_, c0, t0,
+                    arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+                      arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
+                  FROM (
+                    SELECT tool_, tenant_, server_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+                    FROM (
+                      SELECT
+                        tool AS tool_,
+                        toString(tenant) AS tenant_,
+                        toString(server) AS server_,
+                        arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
+                      FROM calls
+                      PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+                        AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+                        AND continuation = 0
+                        AND (@tenant = '' OR tenant = @tenant)
+                        AND (@all_tenants = 1 OR has(@tenants, tenant))
+                        AND (@server = '' OR server = @server)
+                        AND (@tool = '' OR tool = @tool)
+                        -- Only the groups with a failure: their hashes first, from the failed
+                        -- calls alone (see the header).
+                        AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+                          SELECT cityHash64(tenant, server, session_key, tool)
+                          FROM calls
+                          WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+                            AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+                            AND continuation = 0
+                            AND is_failure = 1
+                            AND (@tenant = '' OR tenant = @tenant)
+                            AND (@all_tenants = 1 OR has(@tenants, tenant))
+                            AND (@server = '' OR server = @server)
+                            AND (@tool = '' OR tool = @tool))
+                      GROUP BY tenant, server, session_key, tool
+                      HAVING max(is_failure) = 1
+                    )
+                  )
+                )
+              )
+            )
+          )
+        )
       )
     )
     ARRAY JOIN chains_ AS ch

@@ -12,9 +12,10 @@
 -- hours, the API's default window) count; calls are read from one window
 -- before it.
 -- The calls are grouped in an inner query and the chain arrays computed from
--- the group in the outer one: with the grouping and the lambdas in one
+-- the group in the outer ones: with the grouping and the lambdas in one
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
--- HAVING and took seconds for a few hundred sessions.
+-- HAVING and took seconds for a few hundred sessions. Each step of the
+-- arrays is a subquery of its own, as in queries/retry_outcomes.sql.
 -- A re-ingested call counts once without FINAL: the array step drops the
 -- extra copies of a call, keeping its latest ingest, and every lambda takes
 -- whole (shifted) arrays instead of indexing a captured one, as in
@@ -41,49 +42,73 @@ FROM (
       tenant_name,
       server_name,
       tool_name,
-      arrayMap(x -> x.1, c0) AS t0,
-      arrayMap(x -> x.3, c0) AS id0,
-      -- c: the sequence without the extra copies of a re-ingested call (same
-      -- ts_ms and call_id as the element before; the latest ingest sorts first).
-      arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
-        arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep,
-      arrayFilter((x, k) -> k = 1, c0, keep) AS c,
-      arrayFilter((x, k) -> k = 1, t0, keep) AS t,
-      arrayMap(x -> x.5, c) AS f,
-      arrayMap(x -> x.6, c) AS h,
-      arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= 60000), t,
-        arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r,
-      arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
-      arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
-      arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc,
-      arrayFilter((i, s) -> s = 1, arrayEnumerate(c), st) AS s_at,
-      arrayFilter((i, e) -> e = 1, arrayEnumerate(c), en) AS e_at,
+      -- One tuple per chain started in range: (category, declared, expected,
+      -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
+      -- args changed; first ts_ms).
       arrayFilter(
         x -> x.7 >= toInt64(toUInt32($__fromTime)) * 1000,
         arrayMap(
           (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
-          arrayFilter((x, s) -> s = 1, c, st), s_at, e_at,
+          arrayFilter((x, s) -> s = 1, c, st),
+          arrayFilter((k, s) -> s = 1, arrayEnumerate(c), st),
+          arrayFilter((k, e) -> e = 1, arrayEnumerate(c), en),
           arrayFilter((x, e) -> e = 1, f, en),
           arrayFilter((x, s) -> s = 1, dc, st),
           arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
     FROM (
+      -- st: a chain starts; en: a chain ends (the next call is no retry); dc:
+      -- retries so far whose args_hash differs from the call before (a chain
+      -- changed its arguments iff dc grew between its first and last call).
       SELECT
-        toString(tenant) AS tenant_name,
-        toString(server) AS server_name,
-        toString(tool) AS tool_name,
-        arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
-      FROM calls
-      WHERE ts >= $__fromTime - 60 AND ts <= $__toTime
-        AND continuation = 0
-        -- Only the groups with a failure (queries/retry_outcomes.sql).
-        AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
-          SELECT cityHash64(tenant, server, session_key, tool)
-          FROM calls
-          WHERE ts >= $__fromTime - 60 AND ts <= $__toTime
-            AND continuation = 0
-            AND is_failure = 1)
-      GROUP BY tenant, server, session_key, tool
-      HAVING max(is_failure) = 1
+        tenant_name, server_name, tool_name, c, f,
+        arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+        arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+        arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
+      FROM (
+        -- r: a retry (the call before failed, at most the window earlier).
+        SELECT
+          tenant_name, server_name, tool_name, c, f, h,
+          arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= 60000), t,
+            arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
+        FROM (
+          -- t, f, h: the ts_ms, is_failure and args_hash of c.
+          SELECT tenant_name, server_name, tool_name, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
+          FROM (
+            -- c: the sequence without the extra copies of a re-ingested call.
+            SELECT tenant_name, server_name, tool_name, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
+            FROM (
+              -- keep: not a copy (same ts_ms and call_id as the element before;
+              -- the latest ingest sorts first).
+              SELECT
+                tenant_name, server_name, tool_name, c0, t0,
+                arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+                  arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
+              FROM (
+                SELECT tenant_name, server_name, tool_name, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+                FROM (
+                  SELECT
+                    toString(tenant) AS tenant_name,
+                    toString(server) AS server_name,
+                    toString(tool) AS tool_name,
+                    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
+                  FROM calls
+                  WHERE ts >= $__fromTime - 60 AND ts <= $__toTime
+                    AND continuation = 0
+                    -- Only the groups with a failure (queries/retry_outcomes.sql).
+                    AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+                      SELECT cityHash64(tenant, server, session_key, tool)
+                      FROM calls
+                      WHERE ts >= $__fromTime - 60 AND ts <= $__toTime
+                        AND continuation = 0
+                        AND is_failure = 1)
+                  GROUP BY tenant, server, session_key, tool
+                  HAVING max(is_failure) = 1
+                )
+              )
+            )
+          )
+        )
+      )
     )
   )
   ARRAY JOIN chains_ AS ch
