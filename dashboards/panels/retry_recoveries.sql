@@ -16,10 +16,10 @@
 SELECT
   ch.1 AS category_,
   countIf(ch.4 != 0) AS retried_n,
-  countIf(ch.4 = 2 AND ch.6 = 0) AS recovered_same_args_n,
-  countIf(ch.4 = 2 AND ch.6 = 1) AS recovered_args_changed_n,
-  countIf(ch.4 = 1 AND ch.6 = 0) AS failed_same_args_n,
-  countIf(ch.4 = 1 AND ch.6 = 1) AS failed_args_changed_n,
+  countIf(bitAnd(ch.4 = 2, ch.6 = 0)) AS recovered_same_args_n,
+  countIf(bitAnd(ch.4 = 2, ch.6 = 1)) AS recovered_args_changed_n,
+  countIf(bitAnd(ch.4 = 1, ch.6 = 0)) AS failed_same_args_n,
+  countIf(bitAnd(ch.4 = 1, ch.6 = 1)) AS failed_args_changed_n,
   sumIf(ch.5, ch.4 != 0) / greatest(countIf(ch.4 != 0), 1) AS avg_attempts
 FROM (
   SELECT
