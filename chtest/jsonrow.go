@@ -54,7 +54,9 @@ func scanJSONEachRow(out []byte, dest any) error {
 	}
 	fields := fieldsOf(elem)
 	d := rowDecoder{buf: out}
-	rows := slice
+	// The rows replace what dest held, as clickhouse-go's Select does: a
+	// slice used again for a second query holds that query's rows only.
+	rows := slice.Slice(0, 0)
 	for {
 		d.space()
 		if d.i >= len(d.buf) {

@@ -212,3 +212,27 @@ func BenchmarkScanJSONEachRow(b *testing.B) {
 		})
 	}
 }
+
+// TestScanJSONEachRowReplacesDest: a slice scanned into again holds the
+// second result's rows only, as clickhouse-go's Select leaves it; a test
+// that reads a count into the same slice twice must see the second count.
+func TestScanJSONEachRowReplacesDest(t *testing.T) {
+	var rows []struct {
+		N uint64 `ch:"n"`
+	}
+	if err := scanJSONEachRow([]byte(`{"n":"7"}`+"\n"+`{"n":"8"}`), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := scanJSONEachRow([]byte(`{"n":"0"}`), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].N != 0 {
+		t.Fatalf("rows after a second scan: %+v, want the second result's one row, 0", rows)
+	}
+	if err := scanJSONEachRow(nil, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 0 {
+		t.Fatalf("rows after scanning no rows: %+v, want none", rows)
+	}
+}

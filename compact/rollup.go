@@ -138,7 +138,7 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 		res.Folded = append(res.Folded, hour)
 		current = append(current, madeFold{hourFold{c.Hour, c.Inserts}, fold})
 	}
-	n, err := dropSuperseded(ctx, db, current)
+	n, err := dropSuperseded(ctx, db, current, rollupFoldTables)
 	if err != nil {
 		return res, err
 	}
@@ -209,15 +209,31 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint6
 	return fold, true, nil
 }
 
+// foldTables are the statements that find and delete the superseded folds
+// of one kind: list takes @hours and returns hour_s, inserts and fold;
+// each of drop deletes @folds of @hours from one table.
+type foldTables struct {
+	what string
+	list string
+	drop []string
+}
+
+// rollupFoldTables are RollupHours' fold records and rows.
+var rollupFoldTables = foldTables{
+	what: "rollup folds",
+	list: supersededRollupFoldsSQL,
+	drop: []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL},
+}
+
 // dropSuperseded deletes the rows and records of the folds of the hours
 // just folded (current, each with the count and id of its new fold) whose
 // count is another, or which are older at the same count (a fold made
 // before the folds listed their hour's copies, folded again), in one
-// mutation a table, and returns how many there were. Only those: a newer
-// fold at the same count is another process's, and an unrecorded one may
-// still be being written. Rows of a fold cut short before its record stay;
-// readers never take them.
-func dropSuperseded(ctx context.Context, db DB, current []madeFold) (int, error) {
+// mutation a table of tables, and returns how many there were. Only those:
+// a newer fold at the same count is another process's, and an unrecorded
+// one may still be being written. Rows of a fold cut short before its
+// record stay; readers never take them.
+func dropSuperseded(ctx context.Context, db DB, current []madeFold, tables foldTables) (int, error) {
 	if len(current) == 0 {
 		return 0, nil
 	}
@@ -233,8 +249,8 @@ func dropSuperseded(ctx context.Context, db DB, current []madeFold) (int, error)
 		Inserts uint64 `ch:"inserts"`
 		Fold    uint64 `ch:"fold"`
 	}
-	if err := db.Select(ctx, &all, supersededRollupFoldsSQL, at...); err != nil {
-		return 0, fmt.Errorf("list superseded rollup folds: %w", err)
+	if err := db.Select(ctx, &all, tables.list, at...); err != nil {
+		return 0, fmt.Errorf("list superseded %s: %w", tables.what, err)
 	}
 	var old []any
 	for _, f := range all {
@@ -246,9 +262,9 @@ func dropSuperseded(ctx context.Context, db DB, current []madeFold) (int, error)
 		return 0, nil
 	}
 	at = append(at, clickhouse.Named("folds", clickhouse.GroupSet{Value: old}))
-	for _, q := range []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL} {
+	for _, q := range tables.drop {
 		if err := db.Exec(ctx, q, at...); err != nil {
-			return 0, fmt.Errorf("delete superseded rollup folds: %w", err)
+			return 0, fmt.Errorf("delete superseded %s: %w", tables.what, err)
 		}
 	}
 	return len(old), nil

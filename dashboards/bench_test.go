@@ -77,11 +77,16 @@ func BenchmarkPanels(b *testing.B) {
 		}
 		run("", func(panelTarget) bool { return true })
 		// The panels that read the folds, again once the retention job has
-		// folded the complete hours (compact.RollupHours), as it has within
-		// the hour in production, but for the last hour, which a late
-		// insert (a copy of one of its calls) sends back to the raw calls
-		// as the current hour is ("-folded").
+		// folded the complete hours (compact.RollupHours) and their retry
+		// chains (compact.RollupChains), as it has within the hour in
+		// production, but for the last hour, which a late insert (a copy of
+		// one of its calls) sends back to the raw calls as the current hour
+		// is, and with it the chains of the hour before ("-folded").
 		res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		chains, err := compact.RollupChains(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -89,8 +94,10 @@ func BenchmarkPanels(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%s: folded %d hours in %s, then sent the last back to the raw calls", e.Name, len(res.Folded), res.Took.Round(time.Millisecond))
-		run("-folded", func(tg panelTarget) bool { return strings.Contains(tg.sql, "calls_5m_current_folds") })
+		b.Logf("%s: folded %d hours in %s and their chains in %s, then sent the last back to the raw calls", e.Name, len(res.Folded), res.Took.Round(time.Millisecond), chains.Took.Round(time.Millisecond))
+		run("-folded", func(tg panelTarget) bool {
+			return strings.Contains(tg.sql, "calls_5m_current_folds") || strings.Contains(tg.sql, "chain_current_folds")
+		})
 	}
 }
 

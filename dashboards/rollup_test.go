@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
@@ -54,6 +55,21 @@ var exactUnderReclassification = map[string]bool{
 // spikes start later, so that their baseline before the range has calls).
 func TestPanelsMatchTheirFinalForms(t *testing.T) {
 	calls := generatedCalls(t)
+	// Two retry storms for the chain folds (compact.RollupChains): one that
+	// starts at 12:50 and retries every 50 s until 13:23, past the 13:10 at
+	// which the fold of 12:00 stops reading (its fold is open, and the
+	// panels, which follow it further, must not take it), and one that
+	// starts at 14:58 and ends at 15:01:20, which that hour's fold follows
+	// into the next hour.
+	i := slices.IndexFunc(calls, func(c pipeline.Call) bool {
+		return c.IsFailure == 1 && c.Continuation == 0 && c.Category == string(classify.RateLimited)
+	})
+	if i < 0 {
+		t.Fatal("no RATE_LIMITED call to copy into a retry storm")
+	}
+	day := traffic.DefaultStart.Truncate(24 * time.Hour)
+	calls = append(calls, retryStorm(calls[i], "storm-open", day.Add(12*time.Hour+50*time.Minute), 40, 50*time.Second)...)
+	calls = append(calls, retryStorm(calls[i], "storm-closed", day.Add(14*time.Hour+58*time.Minute), 5, 50*time.Second)...)
 	var replay, reclassified []pipeline.Call
 	busiest := map[string]int{}
 	for i, c := range calls {
@@ -120,7 +136,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			// an hourly fold is compared over a range that cuts hours at
 			// both ends too, which it reads raw.
 			ranges := []expansion{{"", func(q string) string { return expand(t, tg, q) }}}
-			if strings.Contains(tg.sql, "invalid_args_folded") {
+			if strings.Contains(tg.sql, "invalid_args_folded") || strings.Contains(tg.sql, "chains_folded") {
 				ranges = append(ranges, expansion{" over a range that cuts hours", func(q string) string { return expandPanel(t, q, tg.vars, nil, cut) }})
 			}
 			for _, rg := range ranges {
@@ -139,13 +155,29 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 	// panels that set re-ingested copies aside then find them in the folds
 	// (calls_copies_folded, calls_latest_folded) instead of grouping the raw
 	// call ids.
-	fold := func(t *testing.T, e *chtest.Engine) {
+	fold := func(t *testing.T, e *chtest.Engine, first bool) {
 		ctx := context.Background()
 		if _, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(r.from)+48*time.Hour, 0); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := compact.RollupChains(ctx, e.DB, time.Now(), time.Since(r.from)+48*time.Hour, 0); err != nil {
+			t.Fatal(err)
+		}
 		var n []struct {
 			N uint64 `ch:"n"`
+		}
+		if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM chains_folded WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)"); err != nil {
+			t.Fatal(err)
+		}
+		if n[0].N == 0 {
+			t.Fatal("the current chain folds hold no chain; the folded comparison would prove nothing")
+		}
+		if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM chain_folds WHERE open = 1 AND toInt64(toUInt32(hour)) = @hour_s", clickhouse.Named("hour_s", day.Add(12*time.Hour).Unix())); err != nil {
+			t.Fatal(err)
+		}
+		// Only the first time: the reclassified calls break the storm.
+		if first && n[0].N == 0 {
+			t.Fatal("the fold of 12:00 is not open; the storm that retries past its end would not test the open folds")
 		}
 		for _, table := range []string{"calls_copies_folded", "calls_latest_folded"} {
 			if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM "+table+" WHERE call_id != 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)"); err != nil {
@@ -185,12 +217,12 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			// crash): the same copies once more.
 			e.Insert(t, replay)
 			compare(t, e, false)
-			fold(t, e)
+			fold(t, e, true)
 			compare(t, e, false)
 			e.Insert(t, reclassified) // the folds of the hours it touches are no longer current
 			compare(t, e, true)
 			unfolded := foldReaders(t, e)
-			fold(t, e)
+			fold(t, e, false)
 			compare(t, e, true)
 			// The folds are the rollup's counts, not the raw calls': the
 			// panels that read them answer as the rollup's states do,
@@ -284,6 +316,41 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			}
 			if n != 1 {
 				t.Errorf("%d panels read invalid_args_folded, want the top offending arguments panel", n)
+			}
+			// Likewise the chain panels: every folded chain counted twice,
+			// and then their folds' records gone, which sends them back to
+			// the raw calls and their answers before.
+			chainPanels := func() map[string]string {
+				out := map[string]string{}
+				for _, tg := range targets {
+					if strings.Contains(tg.sql, "FROM chains_folded") {
+						_, rows := query(t, e, expand(t, tg, tg.sql))
+						out[tg.file] = canonical(rows)
+					}
+				}
+				return out
+			}
+			before = chainPanels()
+			if len(before) != 4 {
+				t.Errorf("%d panels read chains_folded, want the four chain panels", len(before))
+			}
+			err = e.DB.Exec(context.Background(), `INSERT INTO chains_folded
+				SELECT * FROM chains_folded WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for file, got := range chainPanels() {
+				if got == before[file] {
+					t.Errorf("%s answers as before with its folded chains counted twice: it does not read them", file)
+				}
+			}
+			if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE chain_folds"); err != nil {
+				t.Fatal(err)
+			}
+			for file, got := range chainPanels() {
+				if got != before[file] {
+					t.Errorf("%s without chain folds differs from its answer with them:\n got %s\nwant %s", file, got, before[file])
+				}
 			}
 			// Folds without its mark, as those made before the table
 			// existed: their hours are read raw, and the answer is the
@@ -487,4 +554,25 @@ func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
 			}
 		})
 	}
+}
+
+// retryStorm is n calls of a new session key, gap apart from start, each a
+// copy of failed: all failed but the last, which succeeds. They are one
+// retry chain from start to its last call.
+func retryStorm(failed pipeline.Call, session string, start time.Time, n int, gap time.Duration) []pipeline.Call {
+	out := make([]pipeline.Call, n)
+	for i := range out {
+		c := failed
+		c.SessionID, c.SessionKey = session, session
+		c.Time = start.Add(time.Duration(i) * gap)
+		c.TimeMs = c.Time.UnixMilli()
+		c.RequestID = fmt.Sprint(i)
+		c.CallID = fnv(fmt.Sprintf("%s/%d", session, i))
+		if i == n-1 {
+			c.Category, c.IsFailure, c.IsError, c.RPCError, c.Misflagged = string(classify.OK), 0, 0, 0, 0
+			c.ExpectedRetryable = classify.OK.ExpectedRetryable()
+		}
+		out[i] = c
+	}
+	return out
 }

@@ -8,7 +8,8 @@
 // which keeps every answer read from them and stops the table from growing
 // by a row per tool and hour for ever, and folds the complete hours within
 // Config.FoldRollup into plain counts (compact.RollupHours), which the
-// long baselines and the spikes panel read.
+// long baselines and the spikes panel read, and their retry chains into a
+// row a chain (compact.RollupChains), which the chain panels read.
 package retention
 
 import (
@@ -36,8 +37,9 @@ type Config struct {
 	// (-tool-sightings-fold-after); 0 never folds them.
 	Sightings time.Duration
 	// FoldRollup is how far back complete hours are folded into plain
-	// counts (-rollup-fold, whole days); 0 never folds them, and readers
-	// merge calls_5m's states and group the raw calls for every hour.
+	// counts and their chains into rows (-rollup-fold, whole days); 0 never
+	// folds them, and readers merge calls_5m's states and group the raw
+	// calls for every hour.
 	FoldRollup time.Duration
 }
 
@@ -97,6 +99,8 @@ var tables = []table{
 	{"violations_folded", "hour", false},
 	{"violation_outcomes_folded", "hour", false},
 	{"invalid_args_folded", "hour", false},
+	{"chains_folded", "hour", false},
+	{"chain_folds", "hour", false},
 }
 
 // Result is what one Apply did.
@@ -167,6 +171,17 @@ func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error
 		}
 		if f.Superseded > 0 {
 			res.Changed = append(res.Changed, fmt.Sprintf("calls_5m_folded: deleting %d superseded folds", f.Superseded))
+		}
+		c, err := compact.RollupChains(ctx, db, now, cfg.FoldRollup, foldSettle)
+		if err != nil {
+			return res, fmt.Errorf("retention: %w", err)
+		}
+		if n := len(c.Folded); n > 0 {
+			res.Changed = append(res.Changed, fmt.Sprintf("chains_folded: folded %d hours from %s to %s in %s (%d with a chain still open)", n,
+				c.Folded[0].Format(time.RFC3339), c.Folded[n-1].Format(time.RFC3339), c.Took.Round(time.Millisecond), len(c.Open)))
+		}
+		if c.Superseded > 0 {
+			res.Changed = append(res.Changed, fmt.Sprintf("chains_folded: deleting %d superseded folds", c.Superseded))
 		}
 	}
 	return res, nil

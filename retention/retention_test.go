@@ -71,8 +71,9 @@ func TestRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 			if e.Modern() {
-				if res.Mode != "ttl" || len(res.Changed) != 14 || !slices.Contains(res.Changed, "invalid_args_folded: TTL hour + 30 days") {
-					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 14 tables, the folds of the raw calls' hours kept as long as they", res.Mode, res.Changed)
+				if res.Mode != "ttl" || len(res.Changed) != 16 || !slices.Contains(res.Changed, "invalid_args_folded: TTL hour + 30 days") ||
+					!slices.Contains(res.Changed, "chains_folded: TTL hour + 30 days") || !slices.Contains(res.Changed, "chain_folds: TTL hour + 30 days") {
+					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 16 tables, the folds of the raw calls' hours kept as long as they", res.Mode, res.Changed)
 				}
 				var ddl []struct {
 					S string `ch:"s"`
@@ -198,7 +199,9 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestRetentionFoldsSettledRollupHours: the job folds the complete hours
-// of calls_5m once their last insert is ten minutes old, and only once.
+// of calls_5m once their last insert is ten minutes old, and only once, and
+// their retry chains once the last insert into them and the hours on either
+// side is; the quiet hours' chains (none) at once.
 func TestRetentionFoldsSettledRollupHours(t *testing.T) {
 	ctx := context.Background()
 	cfg := retention.Config{FoldRollup: 3 * day}
@@ -207,12 +210,15 @@ func TestRetentionFoldsSettledRollupHours(t *testing.T) {
 			past := time.Now().UTC().Truncate(day).Add(-2 * day)
 			e.Insert(t, callsAt(past.Add(day), 10*time.Hour, 20*time.Hour)) // 14:00 and 04:00
 			now := time.Now()
-			if res, err := retention.Apply(ctx, e.DB, cfg, now); err != nil || len(res.Changed) != 0 {
-				t.Fatalf("right after the insert: %v, %v; want nothing folded yet", res.Changed, err)
+			if res, err := retention.Apply(ctx, e.DB, cfg, now); err != nil || len(res.Changed) != 1 || !strings.HasPrefix(res.Changed[0], "chains_folded: folded ") {
+				t.Fatalf("right after the insert: %v, %v; want the quiet hours' chains folded, nothing else yet", res.Changed, err)
 			}
-			want := "calls_5m_folded: folded 2 hours from " + past.Add(4*time.Hour).Format(time.RFC3339) + " to " + past.Add(14*time.Hour).Format(time.RFC3339) + " in "
+			want := []string{
+				"calls_5m_folded: folded 2 hours from " + past.Add(4*time.Hour).Format(time.RFC3339) + " to " + past.Add(14*time.Hour).Format(time.RFC3339) + " in ",
+				"chains_folded: folded 6 hours from " + past.Add(3*time.Hour).Format(time.RFC3339) + " to " + past.Add(15*time.Hour).Format(time.RFC3339) + " in ",
+			}
 			res, err := retention.Apply(ctx, e.DB, cfg, now.Add(11*time.Minute))
-			if err != nil || len(res.Changed) != 1 || !strings.HasPrefix(res.Changed[0], want) {
+			if err != nil || len(res.Changed) != 2 || !strings.HasPrefix(res.Changed[0], want[0]) || !strings.HasPrefix(res.Changed[1], want[1]) {
 				t.Fatalf("ten minutes later: %q, %v; want %q...", res.Changed, err, want)
 			}
 			if n := count(t, e, "SELECT sum(calls) AS n FROM calls_5m_folded"); n != 2 {

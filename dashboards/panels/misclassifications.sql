@@ -30,6 +30,15 @@
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
 -- HAVING and took seconds for a few hundred sessions. Each step of the
 -- arrays is a subquery of its own, as in queries/retry_outcomes.sql.
+-- The chains that start in the hours that the retention job has folded
+-- (compact.RollupChains, schema/026_chains_folded.sql) are read from the
+-- fold, one row a chain, from the range's first hour up to the first hour
+-- without a current chain fold or cut by the range's end (the bound, a
+-- scalar subquery over chain_current_folds, as in the spikes panel); the
+-- chains that start from the bound on are computed from the raw calls, read
+-- from 60 s before it (BENCHMARKS.md, thirty-first round: over 24 hours of
+-- 10M calls 0.54-0.57 s -> 0.19-0.20 s on 18.16, 0.22-0.27 s -> 0.13-0.15 s
+-- on 26.7; docs/dashboards.md).
 -- A re-ingested call counts once without FINAL: the array step drops the
 -- extra copies of a call, keeping its latest ingest, and every lambda takes
 -- whole (shifted) arrays instead of indexing a captured one, as in
@@ -109,86 +118,135 @@ FROM (
             SELECT toString(tenant), toString(server), toString(tool), definition_hash
             FROM tool_definitions FINAL
             WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_,
-        -- One tuple per chain started in range: (category, declared, expected,
-        -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
-        -- args changed; first ts_ms).
-        arrayFilter(
-          x -> x.7 >= toInt64(toUInt32($__fromTime)) * 1000 AND x.7 < (toInt64(toUInt32($__toTime)) + 1) * 1000,
-          arrayMap(
-            (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
-            arrayFilter((x, s) -> s = 1, c, st),
-            arrayFilter((k, s) -> s = 1, arrayEnumerate(c), st),
-            arrayFilter((k, e) -> e = 1, arrayEnumerate(c), en),
-            arrayFilter((x, e) -> e = 1, f, en),
-            arrayFilter((x, s) -> s = 1, dc, st),
-            arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
+        ch
       FROM (
-        -- st: a chain starts; en: a chain ends (the next call is no retry); dc:
-        -- retries so far whose args_hash differs from the call before (a chain
-        -- changed its arguments iff dc grew between its first and last call).
-        SELECT
-          tool_, tenant_, server_, c, f,
-          arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
-          arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
-          arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
-        FROM (
-          -- r: a retry (the call before failed, at most the window earlier).
-          SELECT
-            tool_, tenant_, server_, c, f, h,
-            arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= 60000), t,
-              arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
-          FROM (
-            -- t, f, h: the ts_ms, is_failure and args_hash of c.
-            SELECT tool_, tenant_, server_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
-            FROM (
-              -- c: the sequence without the extra copies of a re-ingested call.
-              SELECT tool_, tenant_, server_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
-              FROM (
-                -- keep: not a copy (same ts_ms and call_id as the element before;
-                -- the latest ingest sorts first).
-                SELECT
-                  tool_, tenant_, server_, c0, t0,
-                  arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
-                    arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
+        SELECT tool AS tool_, toString(tenant) AS tenant_, toString(server) AS server_, (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
+        FROM chains_folded
+        PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
+        WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
+          AND hour < toDateTime((
+                SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
                 FROM (
-                  SELECT tool_, tenant_, server_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+                  SELECT
+                    arraySort(groupArray(toUInt32(hour))) AS hs,
+                    arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+                  FROM chain_current_folds
+                  WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600))))
+          AND start_ms >= toInt64(toUInt32($__fromTime)) * 1000
+          AND start_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
+          AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+          AND $__conditionalAll(server IN (${server:singlequote}), $server)
+          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+        UNION ALL
+        SELECT tool_, tenant_, server_, ch0 AS ch
+        FROM (
+          SELECT
+            tool_, tenant_, server_,
+            -- One tuple per chain started in range: (category, declared, expected,
+            -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
+            -- args changed; first ts_ms).
+            arrayFilter(
+              x -> x.7 >= toInt64(toUInt32($__fromTime)) * 1000 AND x.7 < (toInt64(toUInt32($__toTime)) + 1) * 1000,
+              arrayMap(
+                (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
+                arrayFilter((x, s) -> s = 1, c, st),
+                arrayFilter((k, s) -> s = 1, arrayEnumerate(c), st),
+                arrayFilter((k, e) -> e = 1, arrayEnumerate(c), en),
+                arrayFilter((x, e) -> e = 1, f, en),
+                arrayFilter((x, s) -> s = 1, dc, st),
+                arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
+          FROM (
+            -- st: a chain starts; en: a chain ends (the next call is no retry); dc:
+            -- retries so far whose args_hash differs from the call before (a chain
+            -- changed its arguments iff dc grew between its first and last call).
+            SELECT
+              tool_, tenant_, server_, c, f,
+              arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+              arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+              arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
+            FROM (
+              -- r: a retry (the call before failed, at most the window earlier).
+              SELECT
+                tool_, tenant_, server_, c, f, h,
+                arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= 60000), t,
+                  arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
+              FROM (
+                -- t, f, h: the ts_ms, is_failure and args_hash of c.
+                SELECT tool_, tenant_, server_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
+                FROM (
+                  -- c: the sequence without the extra copies of a re-ingested call.
+                  SELECT tool_, tenant_, server_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
                   FROM (
+                    -- keep: not a copy (same ts_ms and call_id as the element before;
+                    -- the latest ingest sorts first).
                     SELECT
-                      tool AS tool_,
-                      toString(tenant) AS tenant_,
-                      toString(server) AS server_,
-                      arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
-                    FROM calls
-                    PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
-                      AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
-                      AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
-                      AND continuation = 0
-                      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-                      AND $__conditionalAll(server IN (${server:singlequote}), $server)
-                      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-                      -- Only the groups with a failure (queries/retry_outcomes.sql).
-                      AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
-                        SELECT cityHash64(tenant, server, session_key, tool)
+                      tool_, tenant_, server_, c0, t0,
+                      arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+                        arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
+                    FROM (
+                      SELECT tool_, tenant_, server_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+                      FROM (
+                        SELECT
+                          tool AS tool_,
+                          toString(tenant) AS tenant_,
+                          toString(server) AS server_,
+                          arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
                         FROM calls
-                        WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
+                        PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
                           AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
                           AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
                           AND continuation = 0
-                          AND is_failure = 1
                           AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
                           AND $__conditionalAll(server IN (${server:singlequote}), $server)
-                          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
-                    GROUP BY tenant, server, session_key, tool
-                    HAVING max(is_failure) = 1
+                          AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+                          -- Only the groups with a failure (queries/retry_outcomes.sql).
+                          AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+                            SELECT cityHash64(tenant, server, session_key, tool)
+                            FROM calls
+                            WHERE ts >= toDateTime((
+                              SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+                              FROM (
+                                SELECT
+                                  arraySort(groupArray(toUInt32(hour))) AS hs,
+                                  arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+                                FROM chain_current_folds
+                                WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600)))) - 60 AND ts <= $__toTime + 600
+                              AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
+                              AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
+                              AND continuation = 0
+                              AND is_failure = 1
+                              AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+                              AND $__conditionalAll(server IN (${server:singlequote}), $server)
+                              AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
+                        WHERE ts >= toDateTime((
+                          SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+                          FROM (
+                            SELECT
+                              arraySort(groupArray(toUInt32(hour))) AS hs,
+                              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+                            FROM chain_current_folds
+                            WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600)))) - 60
+                        GROUP BY tenant, server, session_key, tool
+                        HAVING max(is_failure) = 1
+                      )
+                    )
                   )
                 )
               )
             )
           )
         )
+        ARRAY JOIN chains_ AS ch0
+        WHERE ch0.7 >= toInt64((
+            SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
+            FROM (
+              SELECT
+                arraySort(groupArray(toUInt32(hour))) AS hs,
+                arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
+              FROM chain_current_folds
+              WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600)))) * 1000
       )
     )
-    ARRAY JOIN chains_ AS ch
     GROUP BY tool_, cat_
   )
   ARRAY JOIN [

@@ -1,0 +1,177 @@
+package compact
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+var (
+	//go:embed chain_folds.sql
+	chainFoldsSQL string
+	//go:embed fold_chains_hour.sql
+	foldChainsHourSQL string
+	//go:embed chain_fold_open.sql
+	chainFoldOpenSQL string
+	//go:embed record_chain_fold.sql
+	recordChainFoldSQL string
+	//go:embed superseded_chain_folds.sql
+	supersededChainFoldsSQL string
+	//go:embed drop_chain_fold_records.sql
+	dropChainFoldRecordsSQL string
+	//go:embed drop_chain_fold_rows.sql
+	dropChainFoldRowsSQL string
+)
+
+// chainFoldTables are RollupChains' fold records and rows.
+var chainFoldTables = foldTables{
+	what: "chain folds",
+	list: supersededChainFoldsSQL,
+	drop: []string{dropChainFoldRecordsSQL, dropChainFoldRowsSQL},
+}
+
+// ChainResult is what one RollupChains call did: as RollupResult, where
+// an hour is unsettled when an insert came into it or a neighbour in the
+// last settle or during the fold, and Superseded counts the earlier folds
+// of the hours folded made at other insert counts.
+type ChainResult struct {
+	RollupResult
+	// Open are the hours of Folded whose fold found a chain still retrying
+	// where it stopped reading: their folds are recorded, so that they are
+	// not made again until an insert comes, and never read.
+	Open []time.Time
+}
+
+// RollupChains folds the retry chains that start in each UTC hour of the
+// span before the hour before now's into one row a chain (chains_folded,
+// schema/026_chains_folded.sql), which the chain panels add up instead of
+// grouping every call of every session and tool with a failure. A chain of
+// an hour is cut where a panel whose range holds the hour cuts it: its
+// calls are read from 60 s before the hour (the call before a call decides
+// whether it is a retry) to 600 s after it (the panels follow a chain ten
+// windows past their range), so the fold of an hour depends on the calls
+// of the hour before and the hour after too. An hour is folded, quiet ones
+// too, when the sum of its and its neighbours' insert counts
+// (calls_hour_inserts) has no fold yet, the hour after it is complete, and
+// the last insert into each of the three is at least settle before now; a
+// fold whose sum moved while it ran is not recorded and is made again by a
+// later run. A fold that found a chain still retrying at the end of what it
+// read is recorded as open and never read: a panel whose range goes on
+// would follow that chain further. It is idempotent, and needs a single
+// server, as RollupHours does.
+func RollupChains(ctx context.Context, db DB, now time.Time, span, settle time.Duration) (ChainResult, error) {
+	start := time.Now()
+	var res ChainResult
+	if span < time.Hour {
+		return res, nil
+	}
+	// The last hour folded is the one before now's hour before: the hour
+	// after it must be complete.
+	to := now.UTC().Truncate(time.Hour).Add(-time.Hour)
+	from := to.Add(-span.Truncate(time.Hour))
+	counts, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", from.Add(-time.Hour).Unix()), clickhouse.Named("to_s", to.Add(time.Hour).Unix())}, now, settle)
+	if err != nil {
+		return res, err
+	}
+	byHour := map[int64]hourCount{}
+	for _, c := range counts {
+		byHour[c.Hour] = c
+	}
+	var made []hourFold
+	if err := db.Select(ctx, &made, chainFoldsSQL, clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix())); err != nil {
+		return res, fmt.Errorf("list chain folds: %w", err)
+	}
+	folded := map[hourFold]bool{}
+	for _, m := range made {
+		folded[m] = true
+	}
+	var current []madeFold
+	for hour := from; hour.Before(to); hour = hour.Add(time.Hour) {
+		h := hour.Unix()
+		sum, settled := neighbourhood(byHour, h)
+		if folded[hourFold{h, sum}] {
+			continue
+		}
+		if !settled {
+			res.Unsettled = append(res.Unsettled, hour)
+			continue
+		}
+		fold, open, ok, err := foldChainHour(ctx, db, hour, sum)
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			res.Unsettled = append(res.Unsettled, hour)
+			continue
+		}
+		res.Folded = append(res.Folded, hour)
+		if open {
+			res.Open = append(res.Open, hour)
+		}
+		current = append(current, madeFold{hourFold{h, sum}, fold})
+	}
+	n, err := dropSuperseded(ctx, db, current, chainFoldTables)
+	if err != nil {
+		return res, err
+	}
+	res.Superseded = n
+	res.Took = time.Since(start)
+	return res, nil
+}
+
+// neighbourhood returns the sum of the insert counts of the hour starting
+// at h (unix seconds) and of the hours on either side, and whether the
+// last insert into each of them that has one is settled.
+func neighbourhood(byHour map[int64]hourCount, h int64) (uint64, bool) {
+	var sum uint64
+	settled := true
+	for _, k := range [...]int64{h - 3600, h, h + 3600} {
+		if c, ok := byHour[k]; ok {
+			sum += c.Inserts
+			settled = settled && c.Settled == 1
+		}
+	}
+	return sum, settled
+}
+
+// foldChainHour folds the chains of one hour whose neighbourhood was
+// counted at inserts and records the fold, unless the count moved while it
+// ran; it returns the fold id, whether the fold holds an open chain, and
+// whether it recorded the fold. A fold cut short is never recorded, so
+// readers never see its rows.
+func foldChainHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint64, bool, bool, error) {
+	fold := uint64(time.Now().UnixNano())
+	at := []any{clickhouse.Named("hour_s", hour.Unix()), clickhouse.Named("fold", fold)}
+	if err := db.Exec(ctx, foldChainsHourSQL, at...); err != nil {
+		return 0, false, false, fmt.Errorf("fold chains of hour %s: %w", hour.Format(time.RFC3339), err)
+	}
+	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", hour.Unix()-3600), clickhouse.Named("to_s", hour.Unix()+7200)}, hour, 0)
+	if err != nil {
+		return 0, false, false, err
+	}
+	byHour := map[int64]hourCount{}
+	for _, c := range after {
+		byHour[c.Hour] = c
+	}
+	if sum, _ := neighbourhood(byHour, hour.Unix()); sum != inserts {
+		return 0, false, false, nil
+	}
+	var open []struct {
+		Open uint8 `ch:"any_open"`
+	}
+	if err := db.Select(ctx, &open, chainFoldOpenSQL, at...); err != nil {
+		return 0, false, false, fmt.Errorf("look for open chains of hour %s: %w", hour.Format(time.RFC3339), err)
+	}
+	isOpen := len(open) == 1 && open[0].Open == 1
+	var o uint8
+	if isOpen {
+		o = 1
+	}
+	if err := db.Exec(ctx, recordChainFoldSQL, append(at, clickhouse.Named("inserts", inserts), clickhouse.Named("open", o))...); err != nil {
+		return 0, false, false, fmt.Errorf("record chain fold of %s: %w", hour.Format(time.RFC3339), err)
+	}
+	return fold, isOpen, true, nil
+}

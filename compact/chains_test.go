@@ -1,0 +1,181 @@
+package compact_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
+	"github.com/mcplens/mcplens/pipeline"
+)
+
+// chainCall is a call of session s of tool search at t, failed or not,
+// with arguments args.
+func chainCall(s string, t time.Time, id uint64, failed bool, args string) pipeline.Call {
+	cat, failure := "OK", uint8(0)
+	if failed {
+		cat, failure = "RATE_LIMITED", 1
+	}
+	return pipeline.Call{Time: t, TimeMs: t.UnixMilli(), DurationMs: 5, Tenant: "acme", Server: "kb", Tool: "search",
+		SessionKey: s, RequestID: fmt.Sprint(id), CallID: id, Source: "capture", ArgsJSON: args, ArgsHash: uint64(len(args)),
+		HasResponse: 1, IsError: -1, Category: cat, IsFailure: failure, DeclaredRetryable: -1, ExpectedRetryable: 1, IngestedMs: 1}
+}
+
+// currentChains reads the chains of the current chain folds of [from, to),
+// one line each: hour, start, outcome, attempts, arguments changed.
+func currentChains(t *testing.T, e *chtest.Engine, from, to time.Time) []string {
+	t.Helper()
+	var rows []struct {
+		Hour    int64  `ch:"hour_s"`
+		Start   int64  `ch:"start_ms"`
+		Outcome uint8  `ch:"outcome"`
+		Calls   uint64 `ch:"attempts"`
+		Changed uint8  `ch:"args_changed"`
+	}
+	err := e.DB.Select(context.Background(), &rows, `SELECT toInt64(toUInt32(hour)) AS hour_s, start_ms, outcome, attempts, args_changed
+		FROM chains_folded
+		WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)
+		  AND hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')`,
+		clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = fmt.Sprintf("%s %s %d %d %d", time.Unix(r.Hour, 0).UTC().Format("15:04"),
+			time.UnixMilli(r.Start).UTC().Format("15:04:05"), r.Outcome, r.Calls, r.Changed)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// currentChainHours reads the hours of [from, to) that have a current
+// chain fold.
+func currentChainHours(t *testing.T, e *chtest.Engine, from, to time.Time) []time.Time {
+	t.Helper()
+	var rows []struct {
+		Hour int64 `ch:"hour_s"`
+	}
+	err := e.DB.Select(context.Background(), &rows, `SELECT toInt64(toUInt32(hour)) AS hour_s FROM chain_current_folds
+		WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') ORDER BY hour`,
+		clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]time.Time, len(rows))
+	for i, r := range rows {
+		out[i] = time.Unix(r.Hour, 0).UTC()
+	}
+	return out
+}
+
+// TestRollupChainsFoldsEachHoursChains folds the retry chains of a day's
+// hours: a chain belongs to the hour it starts in and is followed into the
+// next hour, a failure right after an hour's end is a retry of the hour
+// before's and starts nothing, a chain still retrying where the fold stops
+// reading leaves its hour's fold open and unread, and a quiet hour is
+// folded too. A second run folds nothing; a late insert into an hour sends
+// it and its neighbours back to the raw calls until they are folded again,
+// and the folds it supersedes are deleted.
+func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
+	ctx := context.Background()
+	d := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2)
+	at := func(hms string) time.Time {
+		x, err := time.Parse("15:04:05", hms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Add(time.Duration(x.Hour())*time.Hour + time.Duration(x.Minute())*time.Minute + time.Duration(x.Second())*time.Second)
+	}
+	calls := []pipeline.Call{
+		chainCall("s1", at("10:59:30"), 1, true, `{"q":"a"}`), // recovers in the next hour
+		chainCall("s1", at("11:00:10"), 2, false, `{"q":"a"}`),
+		chainCall("s2", at("10:59:50"), 3, true, `{"q":"a"}`), // fails on, with new arguments
+		chainCall("s2", at("11:00:20"), 4, true, `{"q":"b"}`),
+		chainCall("s2", at("11:00:50"), 5, true, `{"q":"bb"}`),
+		chainCall("s3", at("11:30:00"), 6, true, `{"q":"a"}`), // no retry
+		chainCall("s4", at("11:45:00"), 7, false, `{"q":"a"}`),
+	}
+	for i := 0; i < 30; i++ { // from 12:55:00 to 13:19:10, past the 13:10 where 12:00's fold stops
+		calls = append(calls, chainCall("storm", at("12:55:00").Add(time.Duration(i)*50*time.Second), uint64(100+i), true, `{"q":"a"}`))
+	}
+	const span = 5 * 24 * time.Hour
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			now := time.Now()
+			res, err := compact.RollupChains(ctx, e.DB, now, span, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(res.Open, []time.Time{at("12:00:00")}) || len(res.Unsettled) != 0 || !slices.Contains(res.Folded, at("02:00:00")) {
+				t.Fatalf("folded %d hours, open %v, unsettled %v; want 12:00 open, none unsettled, the quiet 02:00 folded", len(res.Folded), res.Open, res.Unsettled)
+			}
+			want := []string{
+				"10:00 10:59:30 2 2 0",
+				"10:00 10:59:50 1 3 1",
+				"11:00 11:30:00 0 1 0",
+			}
+			if got := currentChains(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, want) {
+				t.Errorf("folded chains\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			hours := currentChainHours(t, e, at("09:00:00"), at("15:00:00"))
+			if want := []time.Time{at("09:00:00"), at("10:00:00"), at("11:00:00"), at("13:00:00"), at("14:00:00")}; !slices.Equal(hours, want) {
+				t.Errorf("current chain folds %v; want %v: every hour but the open one", hours, want)
+			}
+
+			if res, err := compact.RollupChains(ctx, e.DB, now, span, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
+				t.Fatalf("second run: folded %v, unsettled %v, err %v; want nothing", res.Folded, res.Unsettled, err)
+			}
+
+			// s3 retried after all: its chain recovers. Until 10:00, 11:00
+			// and 12:00 are folded again, they are read raw.
+			late := chainCall("s3", at("11:30:40"), 8, false, `{"q":"a"}`)
+			e.Insert(t, []pipeline.Call{late})
+			hours = currentChainHours(t, e, at("09:00:00"), at("15:00:00"))
+			if want := []time.Time{at("09:00:00"), at("13:00:00"), at("14:00:00")}; !slices.Equal(hours, want) {
+				t.Errorf("current chain folds after a late insert into 11:00: %v; want %v", hours, want)
+			}
+			now = time.Now()
+			res, err = compact.RollupChains(ctx, e.DB, now, span, time.Hour)
+			neighbours := []time.Time{at("10:00:00"), at("11:00:00"), at("12:00:00")}
+			if err != nil || len(res.Folded) != 0 || !slices.Equal(res.Unsettled, neighbours) {
+				t.Fatalf("right after the late insert: folded %v, unsettled %v, err %v; want %v unsettled", res.Folded, res.Unsettled, err, neighbours)
+			}
+			res, err = compact.RollupChains(ctx, e.DB, now, span, 0)
+			if err != nil || !slices.Equal(res.Folded, neighbours) || res.Superseded != 3 {
+				t.Fatalf("once settled: folded %v, %d superseded, err %v; want %v and their first folds superseded", res.Folded, res.Superseded, err, neighbours)
+			}
+			want[2] = "11:00 11:30:00 2 2 0"
+			if got := currentChains(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, want) {
+				t.Errorf("folded chains after the late insert\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			// The superseded folds' rows and records go (mutations).
+			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+				var n []struct {
+					Records uint64 `ch:"records_n"`
+					Folds   uint64 `ch:"folds_n"`
+				}
+				if err := e.DB.Select(ctx, &n, `SELECT
+					(SELECT count() FROM chain_folds WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')) AS records_n,
+					(SELECT uniqExact(fold) FROM chains_folded WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')) AS folds_n`,
+					clickhouse.Named("from_s", at("10:00:00").Unix()), clickhouse.Named("to_s", at("13:00:00").Unix())); err != nil {
+					t.Fatal(err)
+				}
+				// Three records; the rows of 10:00's and 11:00's folds and
+				// of the open 12:00's.
+				if n[0].Records == 3 && n[0].Folds == 3 {
+					break
+				}
+				if time.Since(start) > 30*time.Second {
+					t.Fatalf("%d chain fold records and rows of %d folds for 10:00-12:00; want 3 and 3 once the superseded ones are deleted", n[0].Records, n[0].Folds)
+				}
+			}
+		})
+	}
+}
