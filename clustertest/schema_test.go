@@ -57,6 +57,28 @@ func TestClusterSchemaOnEveryNode(t *testing.T) {
 		t.Errorf("calls_5m_classes_mv (%s) is still there; migration 019 drops it", e)
 	}
 	t.Logf("tables on every node: %v", slices.Sorted(maps.Keys(first)))
+	// Every plain view answers on the cluster, where it reads the
+	// Distributed tables: the dashboards look the current folds up in
+	// calls_5m_current_folds and chain_current_folds (a join) whatever the
+	// mode, and the fold job does not run here, so they must answer empty.
+	views := 0
+	for name, engine := range first {
+		if engine != "View" {
+			continue
+		}
+		views++
+		var n []struct {
+			N uint64 `ch:"n"`
+		}
+		if err := clustered.conn.Select(ctx, &n, "SELECT count() AS n FROM "+name); err != nil {
+			t.Errorf("view %s on the cluster: %v", name, err)
+		} else if len(n) != 1 || n[0].N != 0 {
+			t.Errorf("view %s on the cluster: %v rows; want none, the fold job does not run in cluster mode", name, n)
+		}
+	}
+	if views < 2 {
+		t.Errorf("%d plain views on the cluster; want calls_5m_current_folds and chain_current_folds at least", views)
+	}
 
 	applied, err := schema.ApplyCluster(ctx, clustered.conn, clusterName)
 	if err != nil || len(applied) != 0 {
