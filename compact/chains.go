@@ -76,10 +76,7 @@ func RollupChains(ctx context.Context, db DB, now time.Time, span, settle time.D
 	if err != nil {
 		return res, err
 	}
-	byHour := map[int64]hourCount{}
-	for _, c := range counts {
-		byHour[c.Hour] = c
-	}
+	byHour := countsByHour(counts)
 	var made []hourFold
 	if err := db.Select(ctx, &made, chainFoldsSQL, clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix())); err != nil {
 		return res, fmt.Errorf("list chain folds: %w", err)
@@ -122,6 +119,15 @@ func RollupChains(ctx context.Context, db DB, now time.Time, span, settle time.D
 	return res, nil
 }
 
+// countsByHour indexes rows of rollup_hour_inserts.sql by their hour.
+func countsByHour(counts []hourCount) map[int64]hourCount {
+	byHour := make(map[int64]hourCount, len(counts))
+	for _, c := range counts {
+		byHour[c.Hour] = c
+	}
+	return byHour
+}
+
 // neighbourhood returns the sum of the insert counts of the hour starting
 // at h (unix seconds) and of the hours on either side, and whether the
 // last insert into each of them that has one is settled.
@@ -152,11 +158,7 @@ func foldChainHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (
 	if err != nil {
 		return 0, false, false, err
 	}
-	byHour := map[int64]hourCount{}
-	for _, c := range after {
-		byHour[c.Hour] = c
-	}
-	if sum, _ := neighbourhood(byHour, hour.Unix()); sum != inserts {
+	if sum, _ := neighbourhood(countsByHour(after), hour.Unix()); sum != inserts {
 		return 0, false, false, nil
 	}
 	var open []struct {

@@ -229,7 +229,7 @@ var rollupFoldTables = foldTables{
 // just folded (current, each with the count and id of its new fold) whose
 // count is another, or which are older at the same count (a fold made
 // before the folds listed their hour's copies, folded again), in one
-// mutation a table of tables, and returns how many there were. Only those:
+// mutation per table of tables.drop, and returns how many there were. Only those:
 // a newer fold at the same count is another process's, and an unrecorded
 // one may still be being written. Rows of a fold cut short before its
 // record stay; readers never take them.
