@@ -141,14 +141,19 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 			if want := []time.Time{at("09:00:00"), at("13:00:00"), at("14:00:00")}; !slices.Equal(hours, want) {
 				t.Errorf("current chain folds after a late insert into 11:00: %v; want %v", hours, want)
 			}
+			// A later now: the quiet hour that becomes complete if an hour
+			// began since is folded too, and left out of the comparisons.
 			now = time.Now()
+			ofDay := func(hs []time.Time) []time.Time {
+				return slices.DeleteFunc(slices.Clone(hs), func(h time.Time) bool { return !h.Before(d.Add(24 * time.Hour)) })
+			}
 			res, err = compact.RollupChains(ctx, e.DB, now, span, time.Hour)
 			neighbours := []time.Time{at("10:00:00"), at("11:00:00"), at("12:00:00")}
-			if err != nil || len(res.Folded) != 0 || !slices.Equal(res.Unsettled, neighbours) {
+			if err != nil || len(ofDay(res.Folded)) != 0 || !slices.Equal(res.Unsettled, neighbours) {
 				t.Fatalf("right after the late insert: folded %v, unsettled %v, err %v; want %v unsettled", res.Folded, res.Unsettled, err, neighbours)
 			}
 			res, err = compact.RollupChains(ctx, e.DB, now, span, 0)
-			if err != nil || !slices.Equal(res.Folded, neighbours) || res.Superseded != 3 {
+			if err != nil || !slices.Equal(ofDay(res.Folded), neighbours) || res.Superseded != 3 {
 				t.Fatalf("once settled: folded %v, %d superseded, err %v; want %v and their first folds superseded", res.Folded, res.Superseded, err, neighbours)
 			}
 			want[2] = "11:00 11:30:00 2 2 0"

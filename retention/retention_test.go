@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/retention"
@@ -213,13 +214,32 @@ func TestRetentionFoldsSettledRollupHours(t *testing.T) {
 			if res, err := retention.Apply(ctx, e.DB, cfg, now); err != nil || len(res.Changed) != 1 || !strings.HasPrefix(res.Changed[0], "chains_folded: folded ") {
 				t.Fatalf("right after the insert: %v, %v; want the quiet hours' chains folded, nothing else yet", res.Changed, err)
 			}
+			// The chains of the two hours and their neighbours, and, when the
+			// eleven minutes cross into another hour, the quiet hour that
+			// then becomes complete.
 			want := []string{
 				"calls_5m_folded: folded 2 hours from " + past.Add(4*time.Hour).Format(time.RFC3339) + " to " + past.Add(14*time.Hour).Format(time.RFC3339) + " in ",
-				"chains_folded: folded 6 hours from " + past.Add(3*time.Hour).Format(time.RFC3339) + " to " + past.Add(15*time.Hour).Format(time.RFC3339) + " in ",
+				"chains_folded: folded ",
 			}
 			res, err := retention.Apply(ctx, e.DB, cfg, now.Add(11*time.Minute))
 			if err != nil || len(res.Changed) != 2 || !strings.HasPrefix(res.Changed[0], want[0]) || !strings.HasPrefix(res.Changed[1], want[1]) {
 				t.Fatalf("ten minutes later: %q, %v; want %q...", res.Changed, err, want)
+			}
+			var folds []struct {
+				Hours []int64 `ch:"hours"`
+			}
+			err = e.DB.Select(ctx, &folds, `SELECT arraySort(groupArray(toInt64(toUInt32(hour)))) AS hours FROM chain_current_folds
+				WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')`,
+				clickhouse.Named("from_s", past.Add(3*time.Hour).Unix()), clickhouse.Named("to_s", past.Add(16*time.Hour).Unix()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hours []int64
+			for h := past.Add(3 * time.Hour); h.Before(past.Add(16 * time.Hour)); h = h.Add(time.Hour) {
+				hours = append(hours, h.Unix())
+			}
+			if len(folds) != 1 || !slices.Equal(folds[0].Hours, hours) {
+				t.Errorf("current chain folds of 03:00-15:00: %v; want every hour, %v", folds, hours)
 			}
 			if n := count(t, e, "SELECT sum(calls) AS n FROM calls_5m_folded"); n != 2 {
 				t.Errorf("the folds count %d calls, want 2", n)
