@@ -48,6 +48,10 @@ var (
 	foldInvalidArgsHourSQL string
 	//go:embed drop_rollup_fold_invalid_args.sql
 	dropRollupFoldInvalidArgsSQL string
+	//go:embed fold_categories_hour.sql
+	foldCategoriesHourSQL string
+	//go:embed drop_rollup_fold_categories.sql
+	dropRollupFoldCategoriesSQL string
 )
 
 // RollupResult is what one RollupHours call did.
@@ -84,11 +88,13 @@ type RollupResult struct {
 // grouping every validated call (022, 023), and its INVALID_ARGUMENT calls
 // per session and argument (invalid_args_folded, 025), which the top
 // offending arguments panel adds up instead of reading the range's argument
-// arrays again. An hour is folded when calls
+// arrays again, and its calls per tool and category
+// (calls_categories_folded, 029), which Misclassified retryables adds up
+// instead of merging their states. An hour is folded when calls
 // or violations brought rows to it since the migration that counts them
 // (calls_hour_inserts), its insert count has no fold yet (or only one made
 // before the folds listed their hour's copies and their latest ingests and
-// held its violations and INVALID_ARGUMENT arguments),
+// held its violations, INVALID_ARGUMENT arguments and calls per category),
 // and its last insert, by the server's clock, is at least settle before
 // now (settle covers the clocks' skew too); a fold whose hour took an
 // insert while it ran is not recorded and is made again by a later run. It
@@ -191,6 +197,7 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint6
 		{foldViolationsHourSQL, "fold schema violations of hour"},
 		{foldViolationOutcomesHourSQL, "fold schema violation outcomes of hour"},
 		{foldInvalidArgsHourSQL, "fold INVALID_ARGUMENT arguments of hour"},
+		{foldCategoriesHourSQL, "fold calls per category of hour"},
 	} {
 		if err := db.Exec(ctx, step.q, at...); err != nil {
 			return 0, false, fmt.Errorf("%s %s: %w", step.what, hour.Format(time.RFC3339), err)
@@ -222,7 +229,7 @@ type foldTables struct {
 var rollupFoldTables = foldTables{
 	what: "rollup folds",
 	list: supersededRollupFoldsSQL,
-	drop: []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL},
+	drop: []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL, dropRollupFoldCategoriesSQL},
 }
 
 // dropSuperseded deletes the rows and records of the folds of the hours

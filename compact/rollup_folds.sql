@@ -2,9 +2,10 @@
 -- insert count that has one which lists its hour's copies and their latest
 -- ingests (its marks, call id 0, in calls_copies_folded and
 -- calls_latest_folded), holds its schema violations (its marks, side or
--- outcome empty, in violations_folded and violation_outcomes_folded) and
--- its INVALID_ARGUMENT calls' arguments (its mark, calls 0, in
--- invalid_args_folded). A
+-- outcome empty, in violations_folded and violation_outcomes_folded), its
+-- INVALID_ARGUMENT calls' arguments (its mark, calls 0, in
+-- invalid_args_folded) and its calls per category (its mark, calls 0, in
+-- calls_categories_folded). A
 -- fold made before one of these tables existed lacks its mark, and
 -- RollupHours folds its hour again, once.
 SELECT DISTINCT
@@ -31,4 +32,8 @@ WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
   AND (hour, fold) IN (
     SELECT hour, fold
     FROM invalid_args_folded
+    WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0)
+  AND (hour, fold) IN (
+    SELECT hour, fold
+    FROM calls_categories_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0)

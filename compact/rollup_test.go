@@ -41,12 +41,14 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 // fold, per hour its sums (calls_1h_folded, lines starting "1h"), its
 // copied call ids (calls_copies_folded, lines starting "copied") and their
 // latest ingests (calls_latest_folded, "latest") and its INVALID_ARGUMENT
-// calls per session and argument (invalid_args_folded, "args"), and what
-// they must be: calls_5m's merged states for the rollup's counts, and for
+// calls per session and argument (invalid_args_folded, "args") and its
+// calls per tool and category (calls_categories_folded, "categories"), and
+// what they must be: calls_5m's merged states for the rollup's counts, and for
 // the raw ones the distinct calls among inserted and those whose latest
 // ingest is INVALID_ARGUMENT, the call ids inserted more than once, the
-// arguments of the calls whose latest ingest is INVALID_ARGUMENT, and the
-// marks (call id 0, calls 0), counted here. Copies are what the fold saw: stop the merges of calls
+// arguments of the calls whose latest ingest is INVALID_ARGUMENT, the
+// distinct call ids per category, and the marks (call id 0, calls 0),
+// counted here. Copies are what the fold saw: stop the merges of calls
 // before inserting them.
 func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
 	t.Helper()
@@ -130,6 +132,45 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	}
 	for _, a := range args {
 		folded = append(folded, fmt.Sprintf("args %d %s %s %s %s %s=%s: %d", a.Hour, a.Tenant, a.Server, a.Tool, a.Session, a.Key, a.Value, a.Calls))
+	}
+	var categories []struct {
+		Hour     int64  `ch:"hour_s"`
+		Tenant   string `ch:"tenant_name"`
+		Server   string `ch:"server_name"`
+		Tool     string `ch:"tool_name"`
+		Category string `ch:"category_name"`
+		Calls    uint64 `ch:"calls"`
+	}
+	if err := e.DB.Select(context.Background(), &categories, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name,
+		toString(server) AS server_name, toString(tool) AS tool_name, toString(category) AS category_name, calls
+		FROM calls_categories_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range categories {
+		folded = append(folded, fmt.Sprintf("categories %d %s %s %s %s: %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Category, c.Calls))
+	}
+	// The calls per category: distinct call ids of the rows inserted; every
+	// hour with calls has the mark.
+	type catKey struct {
+		hour                      int64
+		tenant, server, tool, cat string
+	}
+	catCalls := map[catKey]map[uint64]bool{}
+	for _, c := range inserted {
+		h := c.Time.Unix() / 3600 * 3600
+		if h < lo || h >= hi {
+			continue
+		}
+		for _, k := range []catKey{{hour: h}, {h, c.Tenant, c.Server, c.Tool, c.Category}} { // the mark, and the call's
+			if catCalls[k] == nil {
+				catCalls[k] = map[uint64]bool{}
+			}
+		}
+		catCalls[catKey{h, c.Tenant, c.Server, c.Tool, c.Category}][c.CallID] = true
+	}
+	for k, ids := range catCalls {
+		want = append(want, fmt.Sprintf("categories %d %s %s %s %s: %d", k.hour, k.tenant, k.server, k.tool, k.cat, len(ids)))
 	}
 	// The copied call ids: those inserted more than once in an hour of day,
 	// and 0, the mark of a fold that lists them, in every hour with calls.
@@ -345,15 +386,16 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 
 // TestRollupHoursFoldsAgainWhatListsNoCopies: folds made before the folds
 // listed their hour's copies or their latest ingests, or held its schema
-// violations or INVALID_ARGUMENT arguments (calls_copies_folded,
-// calls_latest_folded, violations_folded, violation_outcomes_folded or
-// invalid_args_folded emptied, as each is after the upgrade that
+// violations, INVALID_ARGUMENT arguments or calls per category
+// (calls_copies_folded, calls_latest_folded, violations_folded,
+// violation_outcomes_folded, invalid_args_folded or calls_categories_folded
+// emptied, as each is after the upgrade that
 // adds it) are made again at the same insert count by the next run, which then
 // lists them and deletes the older folds; a run after that folds nothing.
 func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded"} {
+	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "calls_categories_folded"} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
 				if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
@@ -428,7 +470,7 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 // TestRollupHoursCutShortIsNeverRead: a fold cut short (the server gone)
 // after its calls_5m_folded rows, or after any later step of it (sums,
 // copied call ids, latest ingests, schema violations, INVALID_ARGUMENT
-// arguments), but before its
+// arguments, calls per category), but before its
 // record, is never read; the next run folds the hour again.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
@@ -443,7 +485,8 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 		{4, "fold schema violations of hour "},
 		{5, "fold schema violation outcomes of hour "},
 		{6, "fold INVALID_ARGUMENT arguments of hour "},
-		{7, "record rollup fold of "},
+		{7, "fold calls per category of hour "},
+		{8, "record rollup fold of "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {

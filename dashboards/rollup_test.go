@@ -317,6 +317,39 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			if n != 1 {
 				t.Errorf("%d panels read invalid_args_folded, want the top offending arguments panel", n)
 			}
+			// Likewise the panel that reads calls_categories_folded: every
+			// folded call counted twice; and then the table emptied, as
+			// every fold made before it existed is, which sends the panel
+			// back to the states and its answer before.
+			before = after
+			err = e.DB.Exec(context.Background(), `INSERT INTO calls_categories_folded (hour, fold, tenant, server, tool, category, calls)
+				SELECT hour, fold, tenant, server, tool, category, calls
+				FROM calls_categories_folded WHERE calls > 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after = foldReaders(t, e)
+			n = 0
+			for _, tg := range targets {
+				if strings.Contains(tg.sql, "FROM calls_categories_folded") {
+					n++
+					if after[tg.file] == before[tg.file] {
+						t.Errorf("%s answers as before with its folded hours' calls per category counted twice: it does not read them", tg.file)
+					}
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d panels read calls_categories_folded, want Misclassified retryables", n)
+			}
+			if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE calls_categories_folded"); err != nil {
+				t.Fatal(err)
+			}
+			after = foldReaders(t, e)
+			for _, tg := range targets {
+				if strings.Contains(tg.sql, "FROM calls_categories_folded") && after[tg.file] != before[tg.file] {
+					t.Errorf("%s with unmarked folds differs from its answer over the states:\n got %s\nwant %s", tg.file, after[tg.file], before[tg.file])
+				}
+			}
 			// Likewise the chain panels: every folded chain counted twice,
 			// and then their folds' records gone, which sends them back to
 			// the raw calls and their answers before.

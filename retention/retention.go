@@ -99,6 +99,7 @@ var tables = []table{
 	{"violations_folded", "hour", false},
 	{"violation_outcomes_folded", "hour", false},
 	{"invalid_args_folded", "hour", false},
+	{"calls_categories_folded", "hour", true},
 	{"chains_folded", "hour", false},
 	{"chain_folds", "hour", false},
 }

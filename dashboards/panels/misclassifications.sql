@@ -12,8 +12,11 @@
 -- UNAVAILABLE, retried, of a tool whose definition in force at the end of
 -- the range declares neither idempotentHint nor readOnlyHint; the tools are
 -- read from tool_sightings and tool_definitions as in
--- queries/misclassifications.sql, the last two days first) and misflagged (isError contradicts the
--- category). A row needs min_chains chains (misflagged: calls).
+-- queries/misclassifications.sql, the last two days first, and matched by a
+-- hash of tenant, server and tool, which each chain carries instead of the
+-- tenant and server names: carried through the array steps, the names cost
+-- 18.16 70 ms more with an empty raw range, BENCHMARKS.md, thirty-second
+-- round) and misflagged (isError contradicts the category). A row needs min_chains chains (misflagged: calls).
 -- evidence_share is the recovered share of the chains, or for misflagged rows
 -- the misflagged share of the calls.
 -- The misflagged rows come from the 5-minute rollups (docs/dashboards.md),
@@ -23,8 +26,16 @@
 -- that has misflagged calls in the range from calls_5m (min_chains is at
 -- least 2, so no other can make a row). Merged per 5-minute bucket as well,
 -- with every tool and category's calls, this half took 1.0-1.4 s with
--- 1,820 tool names over 24 h of 10M calls on 18.16, 0.13-0.25 s now
--- (BENCHMARKS.md, twenty-sixth round).
+-- 1,820 tool names over 24 h of 10M calls on 18.16 (BENCHMARKS.md,
+-- twenty-sixth round). Their calls are added up, for the hours that lie
+-- whole in the range and whose current fold holds the calls per category
+-- (compact.RollupHours, schema/029_calls_categories_folded.sql; its mark,
+-- calls 0), from that fold, and merged from the states for the other hours
+-- (BENCHMARKS.md, thirty-second round: over 7 days of 10M calls 2.1 s ->
+-- 1.3 s on 18.16, 0.70 s -> 0.44 s on 26.7). The misflagged calls, a few
+-- percent of the rollup's rows, are still merged from the states of the
+-- whole range, and so are the pairs that have them: split by the fold's
+-- hours as well, these lookups cost 26.7 more than they saved.
 -- The calls are grouped in an inner query and the chain arrays computed from
 -- the group in the outer ones: with the grouping and the lambdas in one
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
@@ -84,8 +95,8 @@ FROM (
     FROM (
       SELECT
         tool_,
-        toUInt8((tenant_, server_, CAST(tool_ AS String)) GLOBAL IN (
-          SELECT tenant_d, server_d, tool_d
+        toUInt8(key_ GLOBAL IN (
+          SELECT cityHash64(tenant_d, server_d, tool_d)
           FROM (
             SELECT
               toString(tenant) AS tenant_d,
@@ -120,7 +131,7 @@ FROM (
             WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_,
         ch
       FROM (
-        SELECT tool AS tool_, toString(tenant) AS tenant_, toString(server) AS server_, (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
+        SELECT tool AS tool_, cityHash64(tenant, server, tool) AS key_, (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
         FROM chains_folded
         PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
         WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
@@ -138,10 +149,10 @@ FROM (
           AND $__conditionalAll(server IN (${server:singlequote}), $server)
           AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
         UNION ALL
-        SELECT tool_, tenant_, server_, ch0 AS ch
+        SELECT tool_, key_, ch0 AS ch
         FROM (
           SELECT
-            tool_, tenant_, server_,
+            tool_, key_,
             -- One tuple per chain started in range: (category, declared, expected,
             -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
             -- args changed; first ts_ms).
@@ -160,36 +171,35 @@ FROM (
             -- retries so far whose args_hash differs from the call before (a chain
             -- changed its arguments iff dc grew between its first and last call).
             SELECT
-              tool_, tenant_, server_, c, f,
+              tool_, key_, c, f,
               arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
               arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
               arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
             FROM (
               -- r: a retry (the call before failed, at most the window earlier).
               SELECT
-                tool_, tenant_, server_, c, f, h,
+                tool_, key_, c, f, h,
                 arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= 60000), t,
                   arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
               FROM (
                 -- t, f, h: the ts_ms, is_failure and args_hash of c.
-                SELECT tool_, tenant_, server_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
+                SELECT tool_, key_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
                 FROM (
                   -- c: the sequence without the extra copies of a re-ingested call.
-                  SELECT tool_, tenant_, server_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
+                  SELECT tool_, key_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
                   FROM (
                     -- keep: not a copy (same ts_ms and call_id as the element before;
                     -- the latest ingest sorts first).
                     SELECT
-                      tool_, tenant_, server_, c0, t0,
+                      tool_, key_, c0, t0,
                       arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
                         arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
                     FROM (
-                      SELECT tool_, tenant_, server_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+                      SELECT tool_, key_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
                       FROM (
                         SELECT
                           tool AS tool_,
-                          toString(tenant) AS tenant_,
-                          toString(server) AS server_,
+                          cityHash64(tenant, server, tool) AS key_,
                           arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
                         FROM calls
                         PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
@@ -285,6 +295,7 @@ FROM (
       toUInt64(0) AS mf,
       uniqExactMerge(calls) AS n
     FROM calls_5m
+    PREWHERE toDateTime(intDiv(toUInt32(bucket), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM calls_categories_folded WHERE calls = 0 AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
     WHERE $__timeFilter(bucket)
       AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
       AND $__conditionalAll(server IN (${server:singlequote}), $server)
@@ -298,6 +309,19 @@ FROM (
           AND $__conditionalAll(server IN (${server:singlequote}), $server)
           AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
     GROUP BY tool_m, category_m
+    UNION ALL
+    SELECT
+      CAST(tool AS String) AS tool_m,
+      CAST(category AS String) AS category_m,
+      toUInt64(0) AS mf,
+      calls AS n
+    FROM calls_categories_folded
+    PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_categories_folded WHERE calls = 0 AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
+    WHERE hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime)
+      AND calls > 0
+      AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+      AND $__conditionalAll(server IN (${server:singlequote}), $server)
+      AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
   )
   GROUP BY tool_m, category_m
   HAVING calls_m >= ${min_chains}
