@@ -315,8 +315,11 @@ FROM (
       CAST(category AS String) AS category_m,
       toUInt64(0) AS mf,
       calls AS n
+    -- A current fold with rows here has its mark (they are written by one
+    -- statement before the fold is recorded), so the current folds are
+    -- enough; looking the marks up as well cost 26.7 8 ms.
     FROM calls_categories_folded
-    PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_categories_folded WHERE calls = 0 AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
+    PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
     WHERE hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime)
       AND calls > 0
       AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
