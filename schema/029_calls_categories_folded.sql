@@ -5,8 +5,8 @@
 -- several hours add up. Misclassified retryables adds up the calls of the
 -- hours that lie whole in its range for its misflagged rows' totals instead
 -- of merging the states of every (tool, category) cell: the misflagged half
--- 0.12 s -> 0.04 s over 24 hours of 10M calls and 1,820 tool names on
--- 18.16, the panel over 7 days 2.1 s -> 1.3 s (BENCHMARKS.md, thirty-second
+-- 0.12 s -> 0.07 s over 24 hours of 10M calls and 1,820 tool names on
+-- 18.16, the panel over 7 days 1.3 s -> 0.6 s (BENCHMARKS.md, thirty-second
 -- round). Each fold also writes one row with calls 0, the mark that it has
 -- these rows (a real row counts at least one call): an hour whose current
 -- fold was made before this table existed has none, readers merge its

@@ -31,8 +31,8 @@
 -- whole in the range and whose current fold holds the calls per category
 -- (compact.RollupHours, schema/029_calls_categories_folded.sql; its mark,
 -- calls 0), from that fold, and merged from the states for the other hours
--- (BENCHMARKS.md, thirty-second round: over 7 days of 10M calls 2.1 s ->
--- 1.3 s on 18.16, 0.70 s -> 0.44 s on 26.7). The misflagged calls, a few
+-- (BENCHMARKS.md, thirty-second round: over 7 days of 10M calls 1.3 s ->
+-- 0.6 s on 18.16, 0.86 s -> 0.54 s on 26.7). The misflagged calls, a few
 -- percent of the rollup's rows, are still merged from the states of the
 -- whole range, and so are the pairs that have them: split by the fold's
 -- hours as well, these lookups cost 26.7 more than they saved.
