@@ -271,49 +271,41 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 				t.Fatal(err)
 			}
 			compare(t, e, true)
+			// changed changes the answer of each panel that reads table
+			// from its answer before, once insert has added rows to the
+			// table's current folds; it returns the answers after and how
+			// many panels read the table.
+			changed := func(before map[string]string, table, insert, what string) (map[string]string, int) {
+				if err := e.DB.Exec(context.Background(), insert); err != nil {
+					t.Fatal(err)
+				}
+				after := foldReaders(t, e)
+				n := 0
+				for _, tg := range targets {
+					if strings.Contains(tg.sql, "FROM "+table) {
+						n++
+						if after[tg.file] == before[tg.file] {
+							t.Errorf("%s answers as before with %s: it does not read them", tg.file, what)
+						}
+					}
+				}
+				return after, n
+			}
 			// The panels that read calls_5m_folded take their folded hours
 			// from it: counts added to the current folds' rows (every call
 			// once more, as INVALID_ARGUMENT, and every success once more
 			// as EMPTY_RESULT) change each of their answers.
-			before := foldReaders(t, e)
-			err := e.DB.Exec(context.Background(), `INSERT INTO calls_5m_folded (hour, fold, tenant, server, tool, bucket, calls, invalid, ok, empty, identities, latest_invalid)
+			after, n := changed(foldReaders(t, e), "calls_5m_folded", `INSERT INTO calls_5m_folded (hour, fold, tenant, server, tool, bucket, calls, invalid, ok, empty, identities, latest_invalid)
 				SELECT hour, fold, tenant, server, tool, bucket, calls, calls, 0, ok, 0, 0
-				FROM calls_5m_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			after := foldReaders(t, e)
-			n := 0
-			for _, tg := range targets {
-				if strings.Contains(tg.sql, "FROM calls_5m_folded") {
-					n++
-					if after[tg.file] == before[tg.file] {
-						t.Errorf("%s answers as before with its folded hours' counts changed: it does not read them", tg.file)
-					}
-				}
-			}
+				FROM calls_5m_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`, "its folded hours' counts changed")
 			if n < 6 {
 				t.Errorf("only %d panels read calls_5m_folded", n)
 			}
 			// Likewise the panel that reads invalid_args_folded: every
 			// folded argument counted twice.
-			before = after
-			err = e.DB.Exec(context.Background(), `INSERT INTO invalid_args_folded (hour, fold, tenant, server, tool, session_key, arg_key, arg_value, calls)
+			after, n = changed(after, "invalid_args_folded", `INSERT INTO invalid_args_folded (hour, fold, tenant, server, tool, session_key, arg_key, arg_value, calls)
 				SELECT hour, fold, tenant, server, tool, session_key, arg_key, arg_value, calls
-				FROM invalid_args_folded WHERE calls > 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			after = foldReaders(t, e)
-			n = 0
-			for _, tg := range targets {
-				if strings.Contains(tg.sql, "FROM invalid_args_folded") {
-					n++
-					if after[tg.file] == before[tg.file] {
-						t.Errorf("%s answers as before with its folded hours' arguments counted twice: it does not read them", tg.file)
-					}
-				}
-			}
+				FROM invalid_args_folded WHERE calls > 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`, "its folded hours' arguments counted twice")
 			if n != 1 {
 				t.Errorf("%d panels read invalid_args_folded, want the top offending arguments panel", n)
 			}
@@ -321,23 +313,10 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			// folded call counted twice; and then the table emptied, as
 			// every fold made before it existed is, which sends the panel
 			// back to the states and its answer before.
-			before = after
-			err = e.DB.Exec(context.Background(), `INSERT INTO calls_categories_folded (hour, fold, tenant, server, tool, category, calls)
+			before := after
+			after, n = changed(before, "calls_categories_folded", `INSERT INTO calls_categories_folded (hour, fold, tenant, server, tool, category, calls)
 				SELECT hour, fold, tenant, server, tool, category, calls
-				FROM calls_categories_folded WHERE calls > 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			after = foldReaders(t, e)
-			n = 0
-			for _, tg := range targets {
-				if strings.Contains(tg.sql, "FROM calls_categories_folded") {
-					n++
-					if after[tg.file] == before[tg.file] {
-						t.Errorf("%s answers as before with its folded hours' calls per category counted twice: it does not read them", tg.file)
-					}
-				}
-			}
+				FROM calls_categories_folded WHERE calls > 0 AND (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)`, "its folded hours' calls per category counted twice")
 			if n != 1 {
 				t.Errorf("%d panels read calls_categories_folded, want Misclassified retryables", n)
 			}
@@ -367,9 +346,8 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			if len(before) != 4 {
 				t.Errorf("%d panels read chains_folded, want the four chain panels", len(before))
 			}
-			err = e.DB.Exec(context.Background(), `INSERT INTO chains_folded
-				SELECT * FROM chains_folded WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)`)
-			if err != nil {
+			if err := e.DB.Exec(context.Background(), `INSERT INTO chains_folded
+				SELECT * FROM chains_folded WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)`); err != nil {
 				t.Fatal(err)
 			}
 			for file, got := range chainPanels() {
