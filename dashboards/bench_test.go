@@ -61,7 +61,9 @@ func BenchmarkPanels(b *testing.B) {
 					}
 					r := w.r
 					r.interval = max(r.interval, tg.minInterval)
-					sql := expandPanel(b, tg.sql, tg.vars, nil, r)
+					// The bound variables are computed before the loop, as
+					// Grafana computes them before the panels.
+					sql := tg.expand(b, e, tg.sql, r)
 					rowType := resultType(b, e, sql)
 					b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+chtest.BenchDataName(n, names)+"/"+w.name+"/"+tg.file+suffix, func(b *testing.B) {
 						for b.Loop() {
@@ -121,7 +123,16 @@ type panelTarget struct {
 	file        string
 	sql         string
 	vars        map[string]selection
+	bounds      map[string]string
 	minInterval time.Duration
+}
+
+// expand is what Grafana sends for sql (the target's own or another form of
+// it) over r on e: its dashboard's bound variables computed first
+// (resolveBounds), then expandPanel.
+func (tg panelTarget) expand(t testing.TB, e *chtest.Engine, sql string, r macroRange) string {
+	t.Helper()
+	return expandPanel(t, sql, resolveBounds(t, e, sql, tg.bounds, tg.vars, r), nil, r)
 }
 
 // panelTargets returns one target per panel SQL file, in dashboard order,
@@ -168,7 +179,7 @@ func panelTargets(b testing.TB, tool string) []panelTarget {
 						b.Fatalf("panel %q: interval %q: %v", p.Title, p.Interval, err)
 					}
 				}
-				out = append(out, panelTarget{file: file, sql: tg.RawSQL, vars: vars, minInterval: min})
+				out = append(out, panelTarget{file: file, sql: tg.RawSQL, vars: vars, bounds: d.bounds(), minInterval: min})
 			}
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
-//go:embed panels/*.sql alerts/*.sql
+//go:embed panels/*.sql alerts/*.sql variables/*.sql
 var sqlFiles embed.FS
 
 // panelSQL returns panels/<name>.sql. A missing file panics, so every test of
@@ -152,6 +152,42 @@ func distinctSQL(column string, narrowedBy ...string) string {
 	}
 	fmt.Fprintf(&b, "\nORDER BY %s_value", column)
 	return b.String()
+}
+
+// boundVariable is a hidden query variable whose query (variables/<name>.sql)
+// returns one value that panels use as a constant, e.g. ${chain_bound}:
+// Grafana runs it once on load, on every refresh and on every time range
+// change, before the panels that use it (refresh "On time range change"),
+// instead of each panel running it as a subquery. It is kept out of the URL
+// and out of links, where a stale value would outlive its time range.
+func boundVariable(name, description string) boundVar {
+	sql := mustSQL("variables/" + name + ".sql")
+	return boundVar{dashboard.NewQueryVariableBuilder(name).
+		Description(description).
+		Datasource(clickHouseVar).
+		Query(dashboard.StringOrMap{Map: map[string]any{"editorType": "sql", "rawSql": sql}}).
+		Definition(sql).
+		Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+		Hide(dashboard.VariableHideHideVariable)}
+}
+
+// boundVar builds a boundVariable with skipUrlSync set, which the SDK's
+// builder has no option for.
+type boundVar struct {
+	b *dashboard.QueryVariableBuilder
+}
+
+func (v boundVar) Build() (dashboard.VariableModel, error) {
+	m, err := v.b.Build()
+	m.SkipUrlSync = cog.ToPtr(true)
+	return m, err
+}
+
+// chainBoundVariable is ${chain_bound}, the time up to which the retry-chain
+// panels read their hourly fold (variables/chain_bound.sql).
+func chainBoundVariable() boundVar {
+	return boundVariable("chain_bound",
+		"Hidden: the Unix second up to which the retry-chain panels read chains from their hourly fold; the chains that start later are computed from the raw calls.")
 }
 
 // customVariable is a fixed list of numeric choices, e.g. a minimum volume.

@@ -625,3 +625,65 @@ func TestDashboardPromQL(t *testing.T) {
 		t.Errorf("promtool check rules on the dashboards' PromQL: %v\n%s", err, out)
 	}
 }
+
+// TestBoundVariables: a bound variable (build.go, boundVariable) is hidden,
+// kept out of the URL and links, single-valued and refreshed on every time
+// range change, so that Grafana computes it again before each refresh of the
+// panels; its query uses the range and no other variable. A panel that uses
+// one runs over the dashboard's range: a relative time or time shift of its
+// own would give it a bound computed for another range. Every retry-chain
+// panel reads the chain fold up to ${chain_bound}.
+func TestBoundVariables(t *testing.T) {
+	ds, err := dashboards.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chainPanels := 0
+	for _, d := range ds {
+		bounds := map[string]bool{}
+		for _, v := range d.Templating.List {
+			q := v
+			if q.Type != dashboard.VariableTypeQuery || q.Hide == nil || *q.Hide != dashboard.VariableHideHideVariable {
+				continue
+			}
+			bounds[q.Name] = true
+			name := *d.Uid + " variable " + q.Name
+			if q.SkipUrlSync == nil || !*q.SkipUrlSync || q.Refresh == nil || *q.Refresh != dashboard.VariableRefreshOnTimeRangeChanged ||
+				q.Multi != nil && *q.Multi || q.IncludeAll != nil && *q.IncludeAll {
+				t.Errorf("%s: want skipUrlSync, refresh on time range change, one value and no All", name)
+			}
+			b, _ := json.Marshal(v)
+			var g gVariable
+			_ = json.Unmarshal(b, &g)
+			if used := usedVariables(g.rawSQL()); len(used) != 0 || !strings.Contains(g.rawSQL(), "$__fromTime") || !strings.Contains(g.rawSQL(), "$__toTime") {
+				t.Errorf("%s: its query uses variables %v, or not the range", name, used)
+			}
+		}
+		for _, p := range d.Panels {
+			if p.Panel == nil {
+				continue
+			}
+			for _, tg := range p.Panel.Targets {
+				b, _ := json.Marshal(tg)
+				var sql struct {
+					RawSQL string `json:"rawSql"`
+				}
+				_ = json.Unmarshal(b, &sql)
+				if strings.Contains(sql.RawSQL, "FROM chains_folded") {
+					chainPanels++
+					if !strings.Contains(sql.RawSQL, "hour < toDateTime(${chain_bound})") {
+						t.Errorf("%s panel %q: reads chains_folded without ${chain_bound}", *d.Uid, deref(p.Panel.Title))
+					}
+				}
+				for _, u := range usedVariables(sql.RawSQL) {
+					if bounds[u] && (p.Panel.TimeFrom != nil || p.Panel.TimeShift != nil) {
+						t.Errorf("%s panel %q: uses $%s with a time range of its own", *d.Uid, deref(p.Panel.Title), u)
+					}
+				}
+			}
+		}
+	}
+	if chainPanels < 6 {
+		t.Errorf("%d retry-chain panels; want the retries dashboard's four, the overview's two and the drilldown's one", chainPanels)
+	}
+}

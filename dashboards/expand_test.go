@@ -2,11 +2,14 @@ package dashboards_test
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplens/mcplens/chtest"
 )
 
 // This file re-implements what happens to a ClickHouse target's rawSql
@@ -307,4 +310,25 @@ func TestMacroExpansionMatchesPlugin(t *testing.T) {
 	if in := "WHERE $__conditionalAll(x = 'a,b', $b)"; applyConditionalAll(in, vars) != in {
 		t.Errorf("conditionalAll with a comma in a string: got %q, want it unchanged", applyConditionalAll(in, vars))
 	}
+}
+
+// resolveBounds is Grafana's refresh of a dashboard's bound variables
+// (gVariable.bound) before its panels run: each one that sql uses is
+// expanded over the same range with the same selections, run on e, and its
+// one value set, as Grafana sets a variable with one option and no current
+// value. bounds maps their names to their rawSql; vars is not changed.
+func resolveBounds(t testing.TB, e *chtest.Engine, sql string, bounds map[string]string, vars map[string]selection, r macroRange) map[string]selection {
+	t.Helper()
+	out := maps.Clone(vars)
+	for name, q := range bounds {
+		if !regexp.MustCompile(`\$\{?` + name + `\b`).MatchString(sql) {
+			continue
+		}
+		cols, rows := query(t, e, expandPanel(t, q, vars, nil, r))
+		if len(cols) != 1 || !isString(cols[0].Type) || len(rows) != 1 {
+			t.Fatalf("bound variable %s: columns %v and %d rows, want one string value", name, cols, len(rows))
+		}
+		out[name] = values(rows[0][0].(string))
+	}
+	return out
 }

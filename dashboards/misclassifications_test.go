@@ -63,7 +63,7 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, fixture)
 			e.InsertTools(t, defs)
-			_, rows := query(t, e, expandPanel(t, target.sql, target.vars, nil, r))
+			_, rows := query(t, e, target.expand(t, e, target.sql, r))
 			var got []string
 			for _, row := range rows {
 				if row[0] != queries.KindMisflagged {

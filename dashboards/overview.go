@@ -41,6 +41,7 @@ func Overview() *dashboard.DashboardBuilder {
 		WithVariable(customVariable("min_chains", "Min chains",
 			"Smallest population (retry chains, or misflagged calls) a misclassification is reported for; the API's default is 5.",
 			"2,5,10,20,50", "5")).
+		WithVariable(chainBoundVariable()).
 		WithRow(row(overviewRowTotals, "Totals for the range")).
 		WithPanel(statPanel(overviewCalls, "Calls",
 			"tools/call requests in the range, each counted once. A sudden drop with no deploy usually means ingest stopped: check mcplens_ingest_calls_dropped_total and the ingest /readyz.",

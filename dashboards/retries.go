@@ -29,6 +29,7 @@ func Retries() *dashboard.DashboardBuilder {
 		WithVariable(customVariable("min_chains", "Min chains",
 			"Smallest population (retry chains, or misflagged calls) a misclassification is reported for; the API's default is 5.",
 			"2,5,10,20,50", "5")).
+		WithVariable(chainBoundVariable()).
 		WithRow(row(retriesRowOutcomes, "Retry outcomes")).
 		WithPanel(timeSeriesPanel(retriesOverTime, "Retry chains by outcome",
 			"Retry chains started per interval by how they ended. A growing retry_then_fail band is wasted load on a failing server; a growing no_retry band of retryable categories means clients give up too early.",

@@ -107,7 +107,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 	}
 	r := macroRange{from: traffic.DefaultStart.Add(-time.Hour), to: traffic.DefaultStart.Add(23 * time.Hour), interval: 5 * time.Minute}
 	cut := macroRange{from: traffic.DefaultStart.Add(30 * time.Minute), to: traffic.DefaultStart.Add(10*time.Hour + 15*time.Minute), interval: 5 * time.Minute}
-	expand := func(t *testing.T, tg panelTarget, sql string) string {
+	expand := func(t *testing.T, e *chtest.Engine, tg panelTarget, sql string) string {
 		pr := r
 		pr.interval = max(pr.interval, tg.minInterval)
 		if tg.file == "invalid_argument_spikes" {
@@ -115,7 +115,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			// that the baseline before it comes from the rollup.
 			pr.from = traffic.DefaultStart.Add(2 * time.Hour)
 		}
-		return expandPanel(t, sql, tg.vars, nil, pr)
+		return tg.expand(t, e, sql, pr)
 	}
 	// expansion is a range a panel is compared over: its name in errors
 	// and the SQL with the range's macros expanded.
@@ -135,9 +135,9 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			// A panel that takes the hours lying whole in the range from
 			// an hourly fold is compared over a range that cuts hours at
 			// both ends too, which it reads raw.
-			ranges := []expansion{{"", func(q string) string { return expand(t, tg, q) }}}
+			ranges := []expansion{{"", func(q string) string { return expand(t, e, tg, q) }}}
 			if strings.Contains(tg.sql, "invalid_args_folded") || strings.Contains(tg.sql, "chains_folded") {
-				ranges = append(ranges, expansion{" over a range that cuts hours", func(q string) string { return expandPanel(t, q, tg.vars, nil, cut) }})
+				ranges = append(ranges, expansion{" over a range that cuts hours", func(q string) string { return tg.expand(t, e, q, cut) }})
 			}
 			for _, rg := range ranges {
 				_, got := query(t, e, rg.sql(tg.sql))
@@ -194,7 +194,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 		out := map[string]string{}
 		for _, tg := range targets {
 			if strings.Contains(tg.sql, "calls_5m_current_folds") {
-				_, rows := query(t, e, expand(t, tg, tg.sql))
+				_, rows := query(t, e, expand(t, e, tg, tg.sql))
 				out[tg.file] = canonical(rows)
 			}
 		}
@@ -336,7 +336,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 				out := map[string]string{}
 				for _, tg := range targets {
 					if strings.Contains(tg.sql, "FROM chains_folded") {
-						_, rows := query(t, e, expand(t, tg, tg.sql))
+						_, rows := query(t, e, expand(t, e, tg, tg.sql))
 						out[tg.file] = canonical(rows)
 					}
 				}
@@ -375,7 +375,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					_, want := query(t, e, expand(t, tg, string(final)))
+					_, want := query(t, e, expand(t, e, tg, string(final)))
 					if got := foldReaders(t, e)[tg.file]; got != canonical(want) {
 						t.Errorf("%s with unmarked folds differs from its FINAL form:\n got %s\nwant %s", tg.file, got, canonical(want))
 					}

@@ -35,6 +35,7 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 		WithVariable(customVariable("min_calls", "Min calls",
 			"Smallest number of non-failed calls an argument value needs to be listed under empty results.",
 			"1,5,10,20,50,100", "5")).
+		WithVariable(chainBoundVariable()).
 		WithRow(row(toolRowFailures, "Failures")).
 		WithPanel(timeSeriesPanel(toolByCategory, "Calls by category",
 			"This tool's calls per second by category, OK and EMPTY_RESULT included, stacked. The failure categories say what to fix: INVALID_ARGUMENT the schema or description, UNAUTHENTICATED/PERMISSION_DENIED credentials, RATE_LIMITED/UPSTREAM_TIMEOUT/UNAVAILABLE capacity or dependencies.",

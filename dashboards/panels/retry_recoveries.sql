@@ -12,12 +12,16 @@
 -- The chains that start in the hours that the retention job has folded
 -- (compact.RollupChains, schema/026_chains_folded.sql) are read from the
 -- fold, one row a chain, from the range's first hour up to the first hour
--- without a current chain fold or cut by the range's end (the bound, a
--- scalar subquery over chain_current_folds, as in the spikes panel); the
+-- without a current chain fold or cut by the range's end (the bound); the
 -- chains that start from the bound on are computed from the raw calls, read
 -- from 60 s before it (BENCHMARKS.md, thirty-first round: over 24 hours of
 -- 10M calls 0.54-0.57 s -> 0.19-0.20 s on 18.16, 0.22-0.27 s -> 0.13-0.15 s
--- on 26.7; docs/dashboards.md).
+-- on 26.7; docs/dashboards.md). The bound is the dashboard's hidden variable
+-- chain_bound (variables/chain_bound.sql), which Grafana computes once
+-- before the panels: as a scalar subquery in each of its four places, 18.16
+-- ran it again at every nesting level above them, 70 ms a panel
+-- (BENCHMARKS.md, thirty-third round). It must be a constant for the server
+-- to skip the days before it.
 -- A re-ingested call counts once without FINAL: the array step drops the
 -- extra copies of a call, keeping its latest ingest, and every lambda takes
 -- whole (shifted) arrays instead of indexing a captured one, as in
@@ -35,14 +39,7 @@ FROM (
   FROM chains_folded
   PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
   WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
-    AND hour < toDateTime((
-          SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-          FROM (
-            SELECT
-              arraySort(groupArray(toUInt32(hour))) AS hs,
-              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-            FROM chain_current_folds
-            WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600))))
+    AND hour < toDateTime(${chain_bound})
     AND start_ms >= toInt64(toUInt32($__fromTime)) * 1000
     AND start_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
     AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
@@ -110,14 +107,7 @@ FROM (
                       AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
                         SELECT cityHash64(tenant, server, session_key, tool)
                         FROM calls
-                        WHERE ts >= toDateTime((
-                            SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-                            FROM (
-                              SELECT
-                                arraySort(groupArray(toUInt32(hour))) AS hs,
-                                arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-                              FROM chain_current_folds
-                              WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600)))) - 60 AND ts <= $__toTime + 600
+                        WHERE ts >= toDateTime(${chain_bound}) - 60 AND ts <= $__toTime + 600
                           AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
                           AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
                           AND continuation = 0
@@ -125,14 +115,7 @@ FROM (
                           AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
                           AND $__conditionalAll(server IN (${server:singlequote}), $server)
                           AND $__conditionalAll(tool IN (${tool:singlequote}), $tool))
-                    WHERE ts >= toDateTime((
-                        SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-                        FROM (
-                          SELECT
-                            arraySort(groupArray(toUInt32(hour))) AS hs,
-                            arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-                          FROM chain_current_folds
-                          WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600)))) - 60
+                    WHERE ts >= toDateTime(${chain_bound}) - 60
                     GROUP BY tenant, server, session_key, tool
                     HAVING max(is_failure) = 1
                   )
@@ -144,14 +127,7 @@ FROM (
       )
   )
   ARRAY JOIN chains_ AS ch0
-  WHERE ch0.7 >= toInt64((
-      SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-      FROM (
-        SELECT
-          arraySort(groupArray(toUInt32(hour))) AS hs,
-          arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-        FROM chain_current_folds
-        WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600)))) * 1000
+  WHERE ch0.7 >= toInt64(${chain_bound}) * 1000
 )
 WHERE ch.4 != 0
 GROUP BY category_
