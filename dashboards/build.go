@@ -190,6 +190,21 @@ func chainBoundVariable() boundVar {
 		"Hidden: the Unix second up to which the retry-chain panels read chains from their hourly fold; the chains that start later are computed from the raw calls.")
 }
 
+// rollupBoundVariable is ${rollup_bound}, the time from which the
+// INVALID_ARGUMENT spikes panel reads raw calls (variables/rollup_bound.sql).
+func rollupBoundVariable() boundVar {
+	return boundVariable("rollup_bound",
+		"Hidden: the Unix second from which the INVALID_ARGUMENT spikes panel reads raw calls; the hours before it come from the retention job's hourly folds.")
+}
+
+// argsBoundVariable is ${args_bound}, the time from which the top offending
+// arguments panel reads the raw INVALID_ARGUMENT calls of the range's whole
+// hours (variables/args_bound.sql).
+func argsBoundVariable() boundVar {
+	return boundVariable("args_bound",
+		"Hidden: the Unix second from which the top offending arguments panel reads raw INVALID_ARGUMENT calls; the whole hours before it come from the retention job's hourly folds.")
+}
+
 // customVariable is a fixed list of numeric choices, e.g. a minimum volume.
 func customVariable(name, label, description, values, current string) *dashboard.CustomVariableBuilder {
 	return dashboard.NewCustomVariableBuilder(name).

@@ -632,7 +632,8 @@ func TestDashboardPromQL(t *testing.T) {
 // panels; its query uses the range and no other variable. A panel that uses
 // one runs over the dashboard's range: a relative time or time shift of its
 // own would give it a bound computed for another range. Every retry-chain
-// panel reads the chain fold up to ${chain_bound}.
+// panel reads the chain fold up to ${chain_bound}, and no panel computes such
+// a bound itself.
 func TestBoundVariables(t *testing.T) {
 	ds, err := dashboards.Build()
 	if err != nil {
@@ -669,6 +670,9 @@ func TestBoundVariables(t *testing.T) {
 					RawSQL string `json:"rawSql"`
 				}
 				_ = json.Unmarshal(b, &sql)
+				if strings.Contains(sql.RawSQL, "arrayFirstIndex((h, k)") {
+					t.Errorf("%s panel %q: computes a fold bound itself; use a bound variable", *d.Uid, deref(p.Panel.Title))
+				}
 				if strings.Contains(sql.RawSQL, "FROM chains_folded") {
 					chainPanels++
 					if !strings.Contains(sql.RawSQL, "hour < toDateTime(${chain_bound})") {

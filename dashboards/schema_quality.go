@@ -31,6 +31,8 @@ func SchemaQuality() *dashboard.DashboardBuilder {
 		WithVariable(customVariable("min_calls", "Min calls",
 			"Smallest number of calls a tool needs to be listed in the share table.",
 			"1,5,10,20,50,100", "20")).
+		WithVariable(rollupBoundVariable()).
+		WithVariable(argsBoundVariable()).
 		WithRow(row(schemaRowInvalid, "INVALID_ARGUMENT")).
 		WithPanel(timeSeriesPanel(schemaInvalidSpikes, "INVALID_ARGUMENT share per tool (hourly), spikes marked",
 			"Hourly share of each tool's calls rejected as invalid arguments; large dots mark spikes (at least 20 calls, at least 5 %, and at least 3 times the tool's share over the previous 7 days), the same test as the MCPInvalidArgumentSpike alert. A spike right after a deploy means the new schema or description confuses models: compare it with the previous version and check the top offending values below.",

@@ -124,7 +124,7 @@ func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, fleet)
-			_, want := query(t, e, expandPanel(t, final, tg.vars, nil, r))
+			_, want := query(t, e, tg.expand(t, e, final, r))
 			spikes := 0
 			for _, row := range want {
 				if v, ok := row[3].(float64); ok && !math.IsNaN(v) { // chDB scans NULL as NaN
@@ -169,8 +169,8 @@ func TestInvalidArgumentSpikesPanelSumsItsBaselineExactly(t *testing.T) {
 					}
 				}
 				for k, r := range ranges {
-					_, got := query(t, e, expandPanel(t, tg.sql, tg.vars, nil, r))
-					_, want := query(t, e, expandPanel(t, final, tg.vars, nil, r))
+					_, got := query(t, e, tg.expand(t, e, tg.sql, r))
+					_, want := query(t, e, tg.expand(t, e, final, r))
 					if k == 1 && !hasSpike(want, "tool_edge") {
 						t.Fatalf("%s: no tool_edge spike by the FINAL form: the fixture must hold one", stage)
 					}
@@ -216,7 +216,7 @@ func TestInvalidArgumentSpikesPanelIsLinearInItsBuckets(t *testing.T) {
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, fleet)
-			panel, def := expandPanel(t, tg.sql, tg.vars, nil, r), expandPanel(t, final, tg.vars, nil, r)
+			panel, def := tg.expand(t, e, tg.sql, r), tg.expand(t, e, final, r)
 			if _, rows := query(t, e, panel); len(rows) != 100*7*24 {
 				t.Errorf("%d rows, want one per tool and hour: %d", len(rows), 100*7*24)
 			}

@@ -39,10 +39,15 @@
 -- over 7 days and 1,820 tools); the raw calls are read for the rest, the
 -- current hour as a rule. The raw branches set the folded hours' calls aside
 -- on their time alone (PREWHERE), and start at the range's first hour
--- without a current fold (a scalar subquery, so that 18.16 and 26.7 skip the
+-- without a current fold (a constant, so that 18.16 and 26.7 skip the
 -- parts that end before it: 184,000 rows read of the day's 1.44M for the
 -- last hour; BENCHMARKS.md, eighteenth round); an hour without calls has no
--- fold, so a range with one reads raw calls from there on as before. FINAL
+-- fold, so a range with one reads raw calls from there on as before. That
+-- hour is the dashboard's hidden variable rollup_bound
+-- (variables/rollup_bound.sql), which Grafana computes once before the
+-- panels: as a scalar subquery in each of the three branches, 18.16 ran it
+-- again at every nesting level above them (BENCHMARKS.md, thirty-third
+-- round). FINAL
 -- over eight days took seconds on ClickHouse 18.16.
 SELECT
   toDateTime(bucket_s) AS time,
@@ -76,14 +81,7 @@ FROM (
         toInt64(0) AS inv_
       FROM calls
       PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 3600) * 3600 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
-      WHERE ts >= toDateTime((
-          SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-          FROM (
-            SELECT
-              arraySort(groupArray(toUInt32(hour))) AS hs,
-              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-            FROM calls_5m_current_folds
-            WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600))))
+      WHERE ts >= toDateTime(${rollup_bound})
         AND ts <= $__toTime
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
@@ -98,14 +96,7 @@ FROM (
           argMax(CAST(category AS String), ingested_ms) AS latest
         FROM calls
         PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 3600) * 3600 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
-        WHERE ts >= toDateTime((
-            SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-            FROM (
-              SELECT
-                arraySort(groupArray(toUInt32(hour))) AS hs,
-                arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-              FROM calls_5m_current_folds
-              WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600))))
+        WHERE ts >= toDateTime(${rollup_bound})
           AND ts <= $__toTime
           AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
           AND $__conditionalAll(server IN (${server:singlequote}), $server)
@@ -114,14 +105,7 @@ FROM (
             SELECT call_id
             FROM calls
             PREWHERE NOT (toUInt32(ts) < intDiv(toUInt32($__toTime) + 1, 3600) * 3600 AND toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL IN (SELECT hour FROM calls_5m_current_folds))
-            WHERE ts >= toDateTime((
-                SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-                FROM (
-                  SELECT
-                    arraySort(groupArray(toUInt32(hour))) AS hs,
-                    arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime), 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-                  FROM calls_5m_current_folds
-                  WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600) AND hour < toDateTime(intDiv(toUInt32($__toTime) + 1, 3600) * 3600))))
+            WHERE ts >= toDateTime(${rollup_bound})
               AND ts <= $__toTime
               AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
               AND $__conditionalAll(server IN (${server:singlequote}), $server)

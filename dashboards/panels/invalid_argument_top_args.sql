@@ -25,8 +25,12 @@
 -- lie in the same hours): setting the folded hours aside on every row's
 -- time first read 3 times the bytes over a range that cuts hours (112
 -- against 36 MB). Both read from the range's cut first hour and from its
--- first whole hour without a current fold on (a scalar subquery, as the
--- spikes panel's), so that the server skips the parts in between.
+-- first whole hour without a current fold on (a constant, as the spikes
+-- panel's), so that the server skips the parts in between. That hour is the
+-- dashboard's hidden variable args_bound (variables/args_bound.sql), which
+-- Grafana computes once before the panels: as a scalar subquery in both
+-- places, 18.16 ran it again at every nesting level above them
+-- (BENCHMARKS.md, thirty-third round).
 SELECT
   tool_name,
   k AS arg_key,
@@ -48,27 +52,13 @@ FROM (
         FROM calls
         PREWHERE toDateTime(intDiv(toUInt32(ts), 3600) * 3600, 'UTC') GLOBAL NOT IN (SELECT hour FROM invalid_args_folded WHERE calls = 0 AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
         WHERE $__timeFilter(ts)
-          AND (ts < toDateTime(intDiv(toUInt32($__fromTime) + 3599, 3600) * 3600) OR ts >= toDateTime((
-            SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime) + 3599, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-            FROM (
-              SELECT
-                arraySort(groupUniqArray(toUInt32(hour))) AS hs,
-                arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) + 3599, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-              FROM invalid_args_folded
-              WHERE calls = 0 AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)))))
+          AND (ts < toDateTime(intDiv(toUInt32($__fromTime) + 3599, 3600) * 3600) OR ts >= toDateTime(${args_bound}))
           AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
           AND $__conditionalAll(server IN (${server:singlequote}), $server)
           AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
           AND category = 'INVALID_ARGUMENT')
       WHERE $__timeFilter(ts)
-        AND (ts < toDateTime(intDiv(toUInt32($__fromTime) + 3599, 3600) * 3600) OR ts >= toDateTime((
-          SELECT least(intDiv(toUInt32($__toTime) + 1, 3600) * 3600, intDiv(toUInt32($__fromTime) + 3599, 3600) * 3600 + 3600 * if(i = 0, length(hs), toUInt64(i - 1)))
-          FROM (
-            SELECT
-              arraySort(groupUniqArray(toUInt32(hour))) AS hs,
-              arrayFirstIndex((h, k) -> h != intDiv(toUInt32($__fromTime) + 3599, 3600) * 3600 + 3600 * (k - 1), hs, arrayEnumerate(hs)) AS i
-            FROM invalid_args_folded
-            WHERE calls = 0 AND hour >= $__fromTime AND toUInt32(hour) + 3599 <= toUInt32($__toTime) AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)))))
+        AND (ts < toDateTime(intDiv(toUInt32($__fromTime) + 3599, 3600) * 3600) OR ts >= toDateTime(${args_bound}))
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
         AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
