@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ import (
 // (10 m). Every filter is at All; a single-value tool variable (the
 // drilldown) is tool1. The panels that read the retention job's folds run
 // again once the complete hours are folded, the last hour read raw
-// ("-folded"). The data is chtest.Synthetic's, as in
+// ("-folded"). The dashboards' bound variables, which Grafana computes once
+// before the panels that use them, are timed as "variable_<name>". The data is chtest.Synthetic's, as in
 // queries.BenchmarkScale: 1 % of it ingested again, half of that
 // reclassified, and the background merges that follow waited for.
 // Sub-benchmarks are named engine/calls/window/panel file; a file used on
@@ -47,6 +49,22 @@ func BenchmarkPanels(b *testing.B) {
 		{"7d", macroRange{from: end.Add(-span), to: end, interval: 10 * time.Minute}},
 	}
 	targets := panelTargets(b, "tool1")
+	// The bound variables (build.go, boundVariable), which Grafana runs once
+	// before the panels that use them, are timed as targets of their own.
+	var bounds []string
+	boundSQL := map[string]string{}
+	for _, d := range generatedDashboards(b) {
+		for name, q := range d.bounds() {
+			if _, ok := boundSQL[name]; !ok {
+				bounds = append(bounds, name)
+				boundSQL[name] = q
+			}
+		}
+	}
+	slices.Sort(bounds)
+	for _, name := range bounds {
+		targets = append(targets, panelTarget{file: "variable_" + name, sql: boundSQL[name]})
+	}
 	ctx := context.Background()
 	for _, e := range chtest.Engines(b) {
 		err := chtest.Synthetic(ctx, e, chtest.SyntheticData{Calls: n, FailedPct: failed, ToolNames: names, End: end, Span: span})
