@@ -159,7 +159,9 @@ func distinctSQL(column string, narrowedBy ...string) string {
 // Grafana runs it once on load, on every refresh and on every time range
 // change, before the panels that use it (refresh "On time range change"),
 // instead of each panel running it as a subquery. It is kept out of the URL
-// and out of links, where a stale value would outlive its time range.
+// and out of links: Grafana keeps a value taken from the URL through the
+// first refresh after load (grafana/scenes MultiValueVariable), so a shared
+// link would carry a stale bound into the panels.
 func boundVariable(name, description string) boundVar {
 	sql := mustSQL("variables/" + name + ".sql")
 	return boundVar{dashboard.NewQueryVariableBuilder(name).

@@ -25,13 +25,12 @@ type gDashboard struct {
 }
 
 type gVariable struct {
-	Name        string          `json:"name"`
-	Type        string          `json:"type"`
-	Query       json.RawMessage `json:"query"`
-	Multi       bool            `json:"multi"`
-	Hide        int             `json:"hide"`
-	SkipURLSync bool            `json:"skipUrlSync"`
-	Current     struct {
+	Name    string          `json:"name"`
+	Type    string          `json:"type"`
+	Query   json.RawMessage `json:"query"`
+	Multi   bool            `json:"multi"`
+	Hide    int             `json:"hide"`
+	Current struct {
 		Value json.RawMessage `json:"value"`
 	} `json:"current"`
 }
