@@ -641,47 +641,38 @@ func TestBoundVariables(t *testing.T) {
 	}
 	chainPanels := 0
 	for _, d := range ds {
-		bounds := map[string]bool{}
+		b, _ := json.Marshal(d)
+		var g gDashboard
+		_ = json.Unmarshal(b, &g)
+		bounds := g.bounds()
 		for _, v := range d.Templating.List {
-			q := v
-			if q.Type != dashboard.VariableTypeQuery || q.Hide == nil || *q.Hide != dashboard.VariableHideHideVariable {
+			sql, ok := bounds[v.Name]
+			if !ok {
 				continue
 			}
-			bounds[q.Name] = true
-			name := *d.Uid + " variable " + q.Name
-			if q.SkipUrlSync == nil || !*q.SkipUrlSync || q.Refresh == nil || *q.Refresh != dashboard.VariableRefreshOnTimeRangeChanged ||
-				q.Multi != nil && *q.Multi || q.IncludeAll != nil && *q.IncludeAll {
+			name := g.UID + " variable " + v.Name
+			if v.SkipUrlSync == nil || !*v.SkipUrlSync || v.Refresh == nil || *v.Refresh != dashboard.VariableRefreshOnTimeRangeChanged ||
+				v.Multi != nil && *v.Multi || v.IncludeAll != nil && *v.IncludeAll {
 				t.Errorf("%s: want skipUrlSync, refresh on time range change, one value and no All", name)
 			}
-			b, _ := json.Marshal(v)
-			var g gVariable
-			_ = json.Unmarshal(b, &g)
-			if used := usedVariables(g.rawSQL()); len(used) != 0 || !strings.Contains(g.rawSQL(), "$__fromTime") || !strings.Contains(g.rawSQL(), "$__toTime") {
+			if used := usedVariables(sql); len(used) != 0 || !strings.Contains(sql, "$__fromTime") || !strings.Contains(sql, "$__toTime") {
 				t.Errorf("%s: its query uses variables %v, or not the range", name, used)
 			}
 		}
-		for _, p := range d.Panels {
-			if p.Panel == nil {
-				continue
-			}
-			for _, tg := range p.Panel.Targets {
-				b, _ := json.Marshal(tg)
-				var sql struct {
-					RawSQL string `json:"rawSql"`
+		for _, p := range g.Panels {
+			for _, tg := range p.Targets {
+				if strings.Contains(tg.RawSQL, "arrayFirstIndex((h, k)") {
+					t.Errorf("%s panel %q: computes a fold bound itself; use a bound variable", g.UID, p.Title)
 				}
-				_ = json.Unmarshal(b, &sql)
-				if strings.Contains(sql.RawSQL, "arrayFirstIndex((h, k)") {
-					t.Errorf("%s panel %q: computes a fold bound itself; use a bound variable", *d.Uid, deref(p.Panel.Title))
-				}
-				if strings.Contains(sql.RawSQL, "FROM chains_folded") {
+				if strings.Contains(tg.RawSQL, "FROM chains_folded") {
 					chainPanels++
-					if !strings.Contains(sql.RawSQL, "hour < toDateTime(${chain_bound})") {
-						t.Errorf("%s panel %q: reads chains_folded without ${chain_bound}", *d.Uid, deref(p.Panel.Title))
+					if !strings.Contains(tg.RawSQL, "hour < toDateTime(${chain_bound})") {
+						t.Errorf("%s panel %q: reads chains_folded without ${chain_bound}", g.UID, p.Title)
 					}
 				}
-				for _, u := range usedVariables(sql.RawSQL) {
-					if bounds[u] && (p.Panel.TimeFrom != nil || p.Panel.TimeShift != nil) {
-						t.Errorf("%s panel %q: uses $%s with a time range of its own", *d.Uid, deref(p.Panel.Title), u)
+				for _, u := range usedVariables(tg.RawSQL) {
+					if _, ok := bounds[u]; ok && (p.TimeFrom != "" || p.TimeShift != "") {
+						t.Errorf("%s panel %q: uses $%s with a time range of its own", g.UID, p.Title, u)
 					}
 				}
 			}

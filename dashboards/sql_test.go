@@ -57,6 +57,8 @@ type gPanel struct {
 	Title       string    `json:"title"`
 	Description string    `json:"description"`
 	Interval    string    `json:"interval"`
+	TimeFrom    string    `json:"timeFrom"`
+	TimeShift   string    `json:"timeShift"`
 	Targets     []gTarget `json:"targets"`
 	Options     struct {
 		ReduceOptions struct {
