@@ -37,16 +37,8 @@ func TestChainPanelsReadNoCallsPastTheirBound(t *testing.T) {
 	// The traffic runs from 09:00 to 13:00: the calls of 12:00 lie in the
 	// window the raw branch would read, so that reading it trips the wire.
 	r := macroRange{from: from, to: from.Add(3*time.Hour - time.Second), interval: 5 * time.Minute}
-	busiest := map[string]int{}
-	tool := ""
-	for _, c := range calls {
-		busiest[c.Tool]++
-		if n := busiest[c.Tool]; n > busiest[tool] || n == busiest[tool] && c.Tool < tool {
-			tool = c.Tool
-		}
-	}
 	var targets []panelTarget
-	for _, tg := range panelTargets(t, tool) {
+	for _, tg := range panelTargets(t, busiestTool(calls)) {
 		if strings.Contains(tg.sql, "chains_folded") {
 			if n := strings.Count(tg.sql, chainBoundGuard); n != 2 {
 				t.Errorf("%s: %d guards %q, want one on the raw calls and one on their groups with a failure", tg.file, n, chainBoundGuard)
