@@ -632,8 +632,8 @@ func TestDashboardPromQL(t *testing.T) {
 // panels; its query uses the range and no other variable. A panel that uses
 // one runs over the dashboard's range: a relative time or time shift of its
 // own would give it a bound computed for another range. Every retry-chain
-// panel reads the chain fold up to ${chain_bound}, and no panel computes such
-// a bound itself.
+// panel reads the chain fold up to ${chain_bound} and reads no raw call past
+// it (chainBoundGuard), and no panel computes such a bound itself.
 func TestBoundVariables(t *testing.T) {
 	ds, err := dashboards.Build()
 	if err != nil {
@@ -668,6 +668,10 @@ func TestBoundVariables(t *testing.T) {
 					chainPanels++
 					if !strings.Contains(tg.RawSQL, "hour < toDateTime(${chain_bound})") {
 						t.Errorf("%s panel %q: reads chains_folded without ${chain_bound}", g.UID, p.Title)
+					}
+					// TestChainPanelsReadNoCallsPastTheirBound shows what it saves.
+					if n := strings.Count(tg.RawSQL, chainBoundGuard); n != 2 {
+						t.Errorf("%s panel %q: %d guards %q, want one on the raw calls and one on their groups with a failure", g.UID, p.Title, n, chainBoundGuard)
 					}
 				}
 				for _, u := range usedVariables(tg.RawSQL) {
