@@ -60,8 +60,8 @@ type ChainResult struct {
 // fold whose sum moved while it ran is not recorded and is made again by a
 // later run. A fold that found a chain still retrying at the end of what it
 // read is recorded as open and never read: a panel whose range goes on
-// would follow that chain further. It is idempotent, and needs a single
-// server, as RollupHours does.
+// would follow that chain further. It is idempotent, and runs on a cluster
+// through a *Clustered as RollupHours does.
 func RollupChains(ctx context.Context, db DB, now time.Time, span, settle time.Duration) (ChainResult, error) {
 	start := time.Now()
 	var res ChainResult

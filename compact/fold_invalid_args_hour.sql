@@ -21,7 +21,7 @@ FROM (
         argMax((CAST(category AS String), arg_keys, arg_values), ingested_ms) AS l
       FROM calls
       WHERE ts >= toDateTime(@hour_s, 'UTC') AND ts < toDateTime(@hour_s + 3600, 'UTC')
-        AND call_id IN (
+        AND call_id GLOBAL IN (
           SELECT call_id
           FROM calls
           WHERE ts >= toDateTime(@hour_s, 'UTC') AND ts < toDateTime(@hour_s + 3600, 'UTC')

@@ -101,7 +101,9 @@ type RollupResult struct {
 // is idempotent: a second run with nothing inserted folds nothing. Readers
 // ignore any fold whose insert count is no longer the hour's, so a late
 // insert into a folded hour sends them back to calls_5m and the raw calls
-// until the hour is folded again. It needs a single server, as Days does.
+// until the hour is folded again. On a cluster db is a *Clustered: the
+// fold reads the Distributed tables, writes every replica of each shard
+// before it records a fold, and deletes superseded folds on every shard.
 func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Duration) (RollupResult, error) {
 	start := time.Now()
 	var res RollupResult

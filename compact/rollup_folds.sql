@@ -13,27 +13,27 @@ SELECT DISTINCT
   inserts
 FROM calls_5m_folds
 WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
-  AND (hour, fold) IN (
+  AND (hour, fold) GLOBAL IN (
     SELECT hour, fold
     FROM calls_copies_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND call_id = 0)
-  AND (hour, fold) IN (
+  AND (hour, fold) GLOBAL IN (
     SELECT hour, fold
     FROM calls_latest_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND call_id = 0)
-  AND (hour, fold) IN (
+  AND (hour, fold) GLOBAL IN (
     SELECT hour, fold
     FROM violations_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND side = '')
-  AND (hour, fold) IN (
+  AND (hour, fold) GLOBAL IN (
     SELECT hour, fold
     FROM violation_outcomes_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND outcome = '')
-  AND (hour, fold) IN (
+  AND (hour, fold) GLOBAL IN (
     SELECT hour, fold
     FROM invalid_args_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0)
-  AND (hour, fold) IN (
+  AND (hour, fold) GLOBAL IN (
     SELECT hour, fold
     FROM calls_categories_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0)

@@ -41,6 +41,14 @@ type Config struct {
 	// folds them, and readers merge calls_5m's states and group the raw
 	// calls for every hour.
 	FoldRollup time.Duration
+	// Cluster is the ClickHouse cluster that holds the tables in cluster
+	// mode (-clickhouse-cluster), empty for one server. On a cluster Apply
+	// drops the partitions and sets the TTLs of every node's *_local
+	// tables, ON CLUSTER, and folds the complete hours through
+	// compact.Clustered; it does not fold tool sightings (Validate). Run it
+	// from one process: two folding at once write identical folds, and
+	// readers take one.
+	Cluster string
 }
 
 // foldSettle is how old an hour's last insert must be before RollupHours
@@ -54,8 +62,9 @@ const (
 	foldWait = 10 * time.Minute
 )
 
-// Validate checks that the rollup outlives the raw calls it summarises and
-// that every setting is whole days.
+// Validate checks that the rollup outlives the raw calls it summarises,
+// that every setting is whole days, and that on a cluster the tool
+// sightings are not folded.
 func (c Config) Validate() error {
 	for _, d := range []struct {
 		flag string
@@ -64,6 +73,9 @@ func (c Config) Validate() error {
 		if d.v < 0 || d.v%(24*time.Hour) != 0 {
 			return fmt.Errorf("%s %s: want whole days (e.g. 720h for 30 days), or 0 to keep for ever", d.flag, d.v)
 		}
+	}
+	if c.Cluster != "" && c.Sightings > 0 {
+		return fmt.Errorf("-tool-sightings-fold-after %s: the tool sightings fold cannot run on a cluster, where a tool's sightings of a day lie on several shards and each shard's deletion would see its own only; set it to 0 in cluster mode", c.Sightings)
 	}
 	if c.Raw > 0 && c.Rollup > 0 && c.Rollup < c.Raw {
 		return fmt.Errorf("-rollup-retention (%s) is shorter than -retention (%s): the rollup would lose data the raw table still has", c.Rollup, c.Raw)
@@ -115,6 +127,13 @@ type Result struct {
 func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
+	}
+	if cfg.Cluster != "" {
+		c, err := compact.NewClustered(ctx, db, cfg.Cluster)
+		if err != nil {
+			return Result{}, fmt.Errorf("retention: %w", err)
+		}
+		db = c
 	}
 	ttl, err := supportsTTL(ctx, db)
 	if err != nil {
@@ -213,13 +232,14 @@ func supportsTTL(ctx context.Context, db DB) (bool, error) {
 
 // setTTL sets t's TTL to days unless the table already has it, and reports
 // whether it changed anything. The server rewrites the TTL expression as
-// "<column> + toIntervalDay(<days>)".
+// "<column> + toIntervalDay(<days>)". On a cluster the TTL is that of the
+// replicated t_local, as the node db is connected to has it.
 func setTTL(ctx context.Context, db DB, t table, days int64) (bool, error) {
 	var rows []struct {
 		Engine string `ch:"engine_full"`
 	}
 	if err := db.Select(ctx, &rows, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = @table",
-		clickhouse.Named("table", t.name)); err != nil {
+		clickhouse.Named("table", compact.LocalTable(db, t.name))); err != nil {
 		return false, fmt.Errorf("retention: read TTL of %s: %w", t.name, err)
 	}
 	if len(rows) != 1 {
@@ -237,13 +257,19 @@ func setTTL(ctx context.Context, db DB, t table, days int64) (bool, error) {
 
 // dropPartitions drops t's partitions that end at or before cutoff's UTC
 // day: daily ones (toYYYYMMDD) and monthly ones (toYYYYMM, the tables of a
-// row an hour), a month once the whole month is past.
+// row an hour), a month once the whole month is past. On a cluster they are
+// the partitions of t_local on one replica of every shard.
 func dropPartitions(ctx context.Context, db DB, t table, cutoff time.Time) ([]string, error) {
 	var parts []struct {
 		Partition string `ch:"partition"`
 	}
-	if err := db.Select(ctx, &parts, "SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = @table AND active ORDER BY partition",
-		clickhouse.Named("table", t.name)); err != nil {
+	list := []any{clickhouse.Named("table", t.name)}
+	listSQL := "SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = @table AND active ORDER BY partition"
+	if c, ok := db.(*compact.Clustered); ok {
+		list = []any{clickhouse.Named("table", compact.LocalTable(db, t.name)), clickhouse.Named("cluster", c.Cluster), clickhouse.Named("database", c.Database)}
+		listSQL = "SELECT DISTINCT partition FROM cluster(@cluster, system.parts) WHERE database = @database AND table = @table AND active ORDER BY partition"
+	}
+	if err := db.Select(ctx, &parts, listSQL, list...); err != nil {
 		return nil, fmt.Errorf("retention: list partitions of %s: %w", t.name, err)
 	}
 	cutDay := cutoff.UTC().Truncate(24 * time.Hour)

@@ -225,6 +225,55 @@ func (p *parser) alterTable(cluster, db string, tables map[string]string) ([]str
 	return out, nil
 }
 
+// ClusterAlter translates one statement that changes a table's rows,
+// written for a single server (ALTER TABLE t DELETE WHERE ..., DROP
+// PARTITION ..., MODIFY TTL ...), to its cluster form: the same commands on
+// database.t_local, ON CLUSTER cluster. The replicated t_local runs them
+// once per shard and replicates them; t, the Distributed table, holds no
+// rows to change. Commands that change columns are refused (only
+// migrations change the schema, through ClusterStatements), and so is
+// anything but one ALTER TABLE of an unqualified name. Comments before the
+// statement are dropped; bound parameters (@name) are kept as they are.
+func ClusterAlter(sql, cluster, database string) (string, error) {
+	toks, err := lex(sql)
+	if err != nil {
+		return "", err
+	}
+	p := &parser{sql: sql, toks: toks}
+	if !p.keywords("ALTER", "TABLE") {
+		return "", fmt.Errorf("cluster form of %q: not an ALTER TABLE", p.head())
+	}
+	name, _, err := p.tableName()
+	if err != nil {
+		return "", err
+	}
+	for i, t := range toks[:len(toks)-1] {
+		if t.kind == tokPunct && t.text == ";" && i >= p.pos {
+			return "", fmt.Errorf("ALTER TABLE %s: one statement at a time", name)
+		}
+	}
+	cmds := p.splitCommands()
+	if len(cmds) == 0 {
+		return "", fmt.Errorf("ALTER TABLE %s: no commands", name)
+	}
+	for _, cmd := range cmds {
+		if words := strings.Fields(strings.ToUpper(cmd)); len(words) > 1 && words[1] == "COLUMN" {
+			return "", fmt.Errorf("ALTER TABLE %s %s: only a migration may change columns", name, cmd)
+		}
+	}
+	return fmt.Sprintf("ALTER TABLE %s.%s%s ON CLUSTER %s %s", database, name, LocalSuffix, cluster, strings.Join(cmds, ", ")), nil
+}
+
+// Verb is the first keyword of sql, upper-cased, after any comments:
+// "SELECT", "INSERT", "ALTER", ...; empty when sql has none.
+func Verb(sql string) string {
+	toks, err := lex(sql)
+	if err != nil || len(toks) == 0 || toks[0].kind != tokIdent || toks[0].quoted {
+		return ""
+	}
+	return strings.ToUpper(toks[0].text)
+}
+
 // parser walks the tokens of one statement.
 type parser struct {
 	sql  string

@@ -185,3 +185,42 @@ func TestEveryMigrationHasClusterDDL(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterAlter: the statements the retention and fold jobs send to
+// change rows go to every shard's replicated table, with their bound
+// parameters untouched, and nothing that changes the schema or hides a
+// second statement passes.
+func TestClusterAlter(t *testing.T) {
+	tests := []struct {
+		sql, want, reason string
+	}{
+		{"-- deletes superseded folds\nALTER TABLE calls_5m_folded DELETE\nWHERE toInt64(toUInt32(hour)) IN @hours AND fold IN @folds\n",
+			"ALTER TABLE db.calls_5m_folded_local ON CLUSTER c DELETE\nWHERE toInt64(toUInt32(hour)) IN @hours AND fold IN @folds", ""},
+		{"ALTER TABLE calls DROP PARTITION @partition;", "ALTER TABLE db.calls_local ON CLUSTER c DROP PARTITION @partition", ""},
+		{"ALTER TABLE calls MODIFY TTL ts + INTERVAL @days DAY", "ALTER TABLE db.calls_local ON CLUSTER c MODIFY TTL ts + INTERVAL @days DAY", ""},
+		{"ALTER TABLE t DELETE WHERE a = 'x;y', DROP PARTITION 1", "ALTER TABLE db.t_local ON CLUSTER c DELETE WHERE a = 'x;y', DROP PARTITION 1", ""},
+		{"ALTER TABLE t ADD COLUMN a String", "", "only a migration may change columns"},
+		{"ALTER TABLE t DELETE WHERE 1, DROP COLUMN a", "", "only a migration may change columns"},
+		{"ALTER TABLE t DELETE WHERE 1; DROP TABLE calls", "", "one statement at a time"},
+		{"ALTER TABLE db.t DELETE WHERE 1", "", "without a database"},
+		{"ALTER TABLE t", "", "no commands"},
+		{"OPTIMIZE TABLE t FINAL", "", "not an ALTER TABLE"},
+	}
+	for _, tt := range tests {
+		got, err := schema.ClusterAlter(tt.sql, "c", "db")
+		if tt.reason != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("%q: got %q, %v; want an error saying %q", tt.sql, got, err, tt.reason)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%q:\n got %q, %v\nwant %q", tt.sql, got, err, tt.want)
+		}
+	}
+	for sql, want := range map[string]string{"-- c\n/* d */ insert INTO t SELECT 1": "INSERT", "  SELECT 1": "SELECT", "-- only a comment": "", "'x'": ""} {
+		if got := schema.Verb(sql); got != want {
+			t.Errorf("Verb(%q) = %q, want %q", sql, got, want)
+		}
+	}
+}

@@ -104,15 +104,12 @@ func parseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// errRetentionCluster: the retention job knows single servers only; in
-// cluster mode the tables are Distributed over replicated *_local tables.
-var errRetentionCluster = fmt.Errorf("retention does not support cluster mode (-clickhouse-cluster) yet: run serve with -retention-every 0, and set TTLs or drop partitions on the *_local tables ON CLUSTER")
-
 // validate checks the settings of command cmd and fills in the parsed
-// fsync policy.
+// fsync policy, and the retention job's cluster (-clickhouse-cluster) when
+// cmd runs the job.
 func (o *opsConfig) validate(maxDecompressed int64, cluster, cmd string) error {
-	if cluster != "" && (cmd == "retention" || cmd == "serve" && o.retentionEvery > 0) {
-		return errRetentionCluster
+	if cmd == "retention" || cmd == "serve" && o.retentionEvery > 0 {
+		o.retention.Cluster = cluster
 	}
 	p, err := pipeline.ParseFsyncPolicy(o.spoolFsync)
 	if err != nil {

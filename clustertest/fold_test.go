@@ -1,0 +1,321 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/retention"
+)
+
+const day = 24 * time.Hour
+
+// TestRetentionJobOnCluster runs the retention job (retention.Apply, as
+// `ingest serve` and `ingest retention` do in cluster mode) on the cluster
+// and the same job on the single server, over the same traffic, and
+// requires after each run that every analytic answers on the cluster as on
+// the single server, which has done the same:
+//
+//  1. the complete hours and their chains folded: the cluster records the
+//     same folds, and every replica holds every row of every fold it
+//     records, without waiting for replication;
+//  2. a late call into a folded hour while a replica is down: the fold of
+//     that hour fails (its inserts need every replica) and records nothing,
+//     so readers keep the raw calls for it;
+//  3. the replica back: the hour is folded again, and its superseded fold
+//     deleted on every shard;
+//  4. the raw calls' first day past the retention: its partitions dropped
+//     on every node, the next day kept.
+func TestRetentionJobOnCluster(t *testing.T) {
+	ctx := context.Background()
+	clustered, one := databases(t)
+	db := clustered.cfg.Database
+	calls, replays := randomCalls(20261205, 1200, t0, 3*time.Hour)
+	both := []driver.Conn{clustered.conn, one.conn}
+	write := func(calls []pipeline.Call) {
+		t.Helper()
+		for _, conn := range both {
+			w := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry()))
+			if err := w.WriteCalls(ctx, calls); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(calls)
+	write(replays)
+	rows, _ := chtest.FleetDefinitions(t0)
+	for _, conn := range both {
+		if err := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry())).WriteToolRows(ctx, &rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncReplicas(t, db)
+
+	// The job folds hours whose last insert is ten minutes old by the
+	// server's clock: it runs "now" eleven minutes ahead. Its span reaches
+	// back past t0.
+	ahead := func() time.Time { return time.Now().Add(11 * time.Minute) }
+	span := (time.Since(t0)/day + 2) * day
+	fold := retention.Config{FoldRollup: span}
+	apply := func(conn driver.Conn, cfg retention.Config, cluster string) (retention.Result, error) {
+		cfg.Cluster = cluster
+		return retention.Apply(ctx, conn, cfg, ahead())
+	}
+	compare := func(step string) {
+		t.Helper()
+		h := func(d time.Duration) time.Time { return t0.Add(d) }
+		for _, f := range []queries.Filter{
+			{From: h(-time.Hour), To: h(4 * time.Hour)},
+			{From: h(30 * time.Minute), To: h(150 * time.Minute), Tenant: "acme"},
+		} {
+			want, got := answers(t, one.conn, f, queries.DefaultRetryWindow), answers(t, clustered.conn, f, queries.DefaultRetryWindow)
+			for k, w := range want {
+				if !reflect.DeepEqual(got[k], w) {
+					t.Errorf("%s, %s over [%s, %s) tenant %q: the cluster and the single server differ\n got %s\nwant %s",
+						step, k, f.From.Format("15:04"), f.To.Format("15:04"), f.Tenant, dump(got[k]), dump(w))
+				}
+			}
+		}
+	}
+
+	// 1. Fold.
+	resOne, err := apply(one.conn, fold, "")
+	if err != nil {
+		t.Fatalf("single server: %v", err)
+	}
+	res, err := apply(clustered.conn, fold, clusterName)
+	if err != nil {
+		t.Fatalf("cluster: %v", err)
+	}
+	t.Logf("cluster, first run: %s", strings.Join(res.Changed, "; "))
+	if !reflect.DeepEqual(changedTables(res), changedTables(resOne)) || len(res.Changed) < 2 {
+		t.Fatalf("the cluster's run changed %q, the single server's %q; want the same folds", res.Changed, resOne.Changed)
+	}
+	folds := recordedFolds(t, one.conn)
+	if got := recordedFolds(t, clustered.conn); len(folds) < 4 || !reflect.DeepEqual(got, folds) {
+		t.Fatalf("folds recorded on the cluster %v, on the single server %v; want the same, at least four hours", got, folds)
+	}
+	// Every replica holds every row of the recorded folds at once: the
+	// quorum, not replication later on.
+	for _, table := range []string{"calls_5m_folded", "chains_folded", "calls_1h_folded"} {
+		var per []uint64
+		for s := range cluster.Nodes {
+			for r := range cluster.Nodes[s] {
+				per = append(per, localCount(t, nodeConn(t, s, r, db), table+"_local"))
+			}
+		}
+		if per[0] == 0 || per[0] != per[1] || per[2] != per[3] || per[2] == 0 {
+			t.Errorf("%s_local rows by node (shard 1's replicas, then shard 2's): %v; want both shards' replicas equal and none empty", table, per)
+		}
+	}
+	compare("folded")
+
+	// 2. A late call into a folded hour while a replica of shard 2 is down.
+	late := calls[len(calls)/2]
+	late.CallID, late.TimeMs = late.CallID^0x5eed, t0.Add(70*time.Minute).UnixMilli()
+	late.Time = time.UnixMilli(late.TimeMs).UTC()
+	write([]pipeline.Call{late})
+	victim := cluster.Nodes[1][1]
+	victim.Stop()
+	restarted := false
+	defer func() {
+		if !restarted {
+			victim.Restart(context.Background())
+		}
+	}()
+	time.Sleep(8 * time.Second) // past its ZooKeeper session: no longer a live replica
+	if _, err := apply(clustered.conn, fold, clusterName); err == nil || !strings.Contains(err.Error(), "replicas") {
+		t.Fatalf("fold with a replica down: %v; want the quorum's refusal", err)
+	}
+	if got := recordedFolds(t, clustered.conn); !reflect.DeepEqual(got, folds) {
+		t.Errorf("a fold was recorded with a replica down: %v, before %v", got, folds)
+	}
+	if _, err := apply(one.conn, fold, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Readers on the cluster take the late hour from the raw calls; the
+	// single server has folded it again.
+	compare("late call, replica down")
+
+	// 3. The replica back: the late hour folded again, its first fold
+	// superseded.
+	if err := victim.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	syncReplicas(t, db)
+	lateHour := time.UnixMilli(late.TimeMs).UTC().Truncate(time.Hour)
+	superseded := foldIDs(t, clustered.conn, lateHour)
+	res, err = apply(clustered.conn, fold, clusterName)
+	if err != nil {
+		t.Fatalf("cluster, the replica back: %v", err)
+	}
+	t.Logf("cluster, the replica back: %s", strings.Join(res.Changed, "; "))
+	if !strings.Contains(strings.Join(res.Changed, "\n"), "calls_5m_folded: deleting 1 superseded folds") || len(superseded) != 1 {
+		t.Errorf("the late hour's refold deleted %q, of folds %v; want its one earlier fold", res.Changed, superseded)
+	}
+	if got, want := currentFolds(t, clustered.conn), currentFolds(t, one.conn); len(got) < 4 || !reflect.DeepEqual(got, want) {
+		t.Errorf("after the refold readers on the cluster take the folds %v, on the single server %v", got, want)
+	}
+	compare("refolded")
+	// On 18.16 the last part written with a quorum in a partition is
+	// neither merged nor mutated until the next quorum insert there: the
+	// superseded fold's rows go once another hour is folded (in a running
+	// job, within the hour).
+	later := calls[len(calls)/3]
+	later.CallID, later.TimeMs = later.CallID^0xface, t0.Add(100*time.Minute).UnixMilli()
+	later.Time = time.UnixMilli(later.TimeMs).UTC()
+	write([]pipeline.Call{later})
+	if _, err := apply(one.conn, fold, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apply(clustered.conn, fold, clusterName); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for s := range cluster.Nodes {
+		for r := range cluster.Nodes[s] {
+			conn := nodeConn(t, s, r, db)
+			for {
+				n := localCount(t, conn, fmt.Sprintf("calls_5m_folded_local WHERE fold = %d", superseded[0])) +
+					localCount(t, conn, fmt.Sprintf("calls_5m_folds_local WHERE fold = %d", superseded[0]))
+				if n == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s still holds %d rows of the superseded fold %d after the next fold", cluster.Nodes[s][r].Addr, n, superseded[0])
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	}
+	compare("another hour refolded")
+
+	// 4. Raw retention, with its cutoff on 11-30 so that 11-29's partitions
+	// go, run on the cluster as an operator does: `ingest retention` in
+	// cluster mode, which refuses to fold tool sightings there.
+	keep := retention.Config{Raw: time.Now().UTC().Truncate(day).Sub(t0.Truncate(day).Add(day))}
+	job := append(ingestArgs(db, 2), "-retention", fmt.Sprintf("%dh", int(keep.Raw.Hours())), "-rollup-retention", "0", "-rollup-fold", "0")
+	if out, err := exec.Command(filepath.Join(bin, "ingest"), append([]string{"retention"}, job...)...).CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "-tool-sightings-fold-after 168h0m0s: the tool sightings fold cannot run on a cluster") {
+		t.Errorf("ingest retention on a cluster, sightings folded after 7 days: %v\n%s\nwant the refusal", err, out)
+	}
+	out, err := exec.Command(filepath.Join(bin, "ingest"), append([]string{"retention", "-tool-sightings-fold-after", "0"}, job...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ingest retention on the cluster: %v\n%s", err, out)
+	}
+	if _, err := retention.Apply(ctx, one.conn, keep, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ingest retention on the cluster, raw calls kept %s:\n%s", keep.Raw, out)
+	if !strings.Contains(string(out), "calls: dropped partition 20261129\n") {
+		t.Errorf("ingest retention dropped %q; want calls' partition 20261129", out)
+	}
+	syncReplicas(t, db)
+	for s := range cluster.Nodes {
+		for r := range cluster.Nodes[s] {
+			conn := nodeConn(t, s, r, db)
+			if n := localCount(t, conn, "calls_local WHERE toYYYYMMDD(ts) = 20261129"); n != 0 {
+				t.Errorf("node %s still holds %d calls of 11-29", cluster.Nodes[s][r].Addr, n)
+			}
+			if n := localCount(t, conn, "calls_local WHERE toYYYYMMDD(ts) = 20261130"); n == 0 {
+				t.Errorf("node %s holds no calls of 11-30", cluster.Nodes[s][r].Addr)
+			}
+		}
+	}
+	compare("11-29 dropped")
+}
+
+// changedTables is the table each change of res names, in order.
+func changedTables(res retention.Result) []string {
+	var out []string
+	for _, c := range res.Changed {
+		out = append(out, strings.SplitN(c, ":", 2)[0])
+	}
+	return out
+}
+
+// recordedFolds lists the hours (unix seconds) and insert counts of the
+// folds recorded, rollup and chains, in order.
+func recordedFolds(t testing.TB, conn driver.Conn) []string {
+	t.Helper()
+	var rows []struct {
+		S string `ch:"s"`
+	}
+	if err := conn.Select(context.Background(), &rows, `SELECT s FROM (
+  SELECT DISTINCT concat('rollup ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s FROM calls_5m_folds
+  UNION ALL
+  SELECT DISTINCT concat('chains ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s FROM chain_folds
+) ORDER BY s`); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.S
+	}
+	return out
+}
+
+// localCount counts the rows of from (a table and any WHERE).
+func localCount(t testing.TB, conn driver.Conn, from string) uint64 {
+	t.Helper()
+	var n []struct {
+		N uint64 `ch:"n"`
+	}
+	if err := conn.Select(context.Background(), &n, "SELECT count() AS n FROM "+from); err != nil {
+		t.Fatalf("count %s: %v", from, err)
+	}
+	return n[0].N
+}
+
+// foldIDs lists the rollup folds recorded for hour.
+func foldIDs(t testing.TB, conn driver.Conn, hour time.Time) []uint64 {
+	t.Helper()
+	var rows []struct {
+		Fold uint64 `ch:"fold"`
+	}
+	if err := conn.Select(context.Background(), &rows, "SELECT DISTINCT fold FROM calls_5m_folds WHERE hour = toDateTime(@h, 'UTC') ORDER BY fold",
+		clickhouse.Named("h", hour.Unix())); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]uint64, len(rows))
+	for i, r := range rows {
+		out[i] = r.Fold
+	}
+	return out
+}
+
+// currentFolds lists the hours and insert counts of the folds readers
+// take, rollup and chains, in order.
+func currentFolds(t testing.TB, conn driver.Conn) []string {
+	t.Helper()
+	var rows []struct {
+		S string `ch:"s"`
+	}
+	if err := conn.Select(context.Background(), &rows, `SELECT DISTINCT s FROM (
+  SELECT concat('rollup ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s
+  FROM calls_5m_folds WHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
+  UNION ALL
+  SELECT concat('chains ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s
+  FROM chain_folds WHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
+) ORDER BY s`); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.S
+	}
+	return out
+}
