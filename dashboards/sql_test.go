@@ -187,19 +187,28 @@ func TestSQLOnBothEngines(t *testing.T) {
 // $__timeInterval, which 18.16 cannot run. Identical expanded queries (a
 // panel reused on several dashboards) run once.
 func testPanels(t *testing.T, e *chtest.Engine, ds []gDashboard) {
+	checkPanels(t, ds, cached(func(sql string) ([]column, [][]any) { return query(t, e, sql) }))
+}
+
+// cached runs each distinct query once.
+func cached(run func(sql string) ([]column, [][]any)) func(sql string) ([]column, [][]any) {
 	type result struct {
 		cols []column
 		rows [][]any
 	}
 	cache := map[string]result{}
-	run := func(sql string) ([]column, [][]any) {
+	return func(sql string) ([]column, [][]any) {
 		if r, ok := cache[sql]; ok {
 			return r.cols, r.rows
 		}
-		cols, rows := query(t, e, sql)
+		cols, rows := run(sql)
 		cache[sql] = result{cols, rows}
 		return cols, rows
 	}
+}
+
+// checkPanels is testPanels with the queries run by run.
+func checkPanels(t *testing.T, ds []gDashboard, run func(sql string) ([]column, [][]any)) {
 	r := macroRange{from: now.Add(-24 * time.Hour), to: now, interval: 5 * time.Minute}
 	for _, d := range ds {
 		for _, selName := range []string{"all", "narrowed"} {
