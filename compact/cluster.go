@@ -108,7 +108,7 @@ func (c *Clustered) Exec(ctx context.Context, query string, args ...any) error {
 // the statement writes.
 func (c *Clustered) settings(ctx context.Context, write bool) context.Context {
 	s := clickhouse.Settings{
-		"max_replica_delay_for_distributed_queries":         int(StaleReplicaDelay / time.Second),
+		"max_replica_delay_for_distributed_queries":          int(StaleReplicaDelay / time.Second),
 		"fallback_to_stale_replicas_for_distributed_queries": 0,
 	}
 	if write {
