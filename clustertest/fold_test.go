@@ -30,7 +30,8 @@ const day = 24 * time.Hour
 //
 //  1. the complete hours and their chains folded: the cluster records the
 //     same folds, and every replica holds every row of every fold it
-//     records, without waiting for replication;
+//     records, without waiting for replication; and the old tool sightings
+//     folded: the cluster keeps the same ones;
 //  2. a late call into a folded hour while a replica is down: the fold of
 //     that hour fails (its inserts need every replica) and records nothing,
 //     so readers keep the raw calls for it;
@@ -55,7 +56,16 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	}
 	write(calls)
 	write(replays)
+	// The fleet's definitions, and a day of hourly sightings of one tool
+	// long past whose definition flaps: the sightings fold keeps the ends
+	// of the day's runs, which no shard's share of the day shows alone.
 	rows, _ := chtest.FleetDefinitions(t0)
+	old := t0.Add(-9 * day).Truncate(day)
+	for h, hash := range []uint64{1, 1, 1, 2, 1, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 2, 1, 1} {
+		at := old.Add(time.Duration(h)*time.Hour + 15*time.Minute)
+		rows.Sightings = append(rows.Sightings, pipeline.ToolSighting{Time: at, TimeMs: at.UnixMilli(), Tenant: "umbrella",
+			Server: "kb", Tool: "probe", DefinitionHash: hash, IngestedMs: 1})
+	}
 	for _, conn := range both {
 		if err := pipeline.NewWriter(conn, pipeline.NewMetrics(prometheus.NewRegistry())).WriteToolRows(ctx, &rows); err != nil {
 			t.Fatal(err)
@@ -68,7 +78,7 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	// back past t0.
 	ahead := func() time.Time { return time.Now().Add(11 * time.Minute) }
 	span := (time.Since(t0)/day + 2) * day
-	fold := retention.Config{FoldRollup: span}
+	fold := retention.Config{FoldRollup: span, Sightings: 7 * day}
 	apply := func(conn driver.Conn, cfg retention.Config, cluster string) (retention.Result, error) {
 		cfg.Cluster = cluster
 		return retention.Apply(ctx, conn, cfg, ahead())
@@ -100,8 +110,8 @@ func TestRetentionJobOnCluster(t *testing.T) {
 		t.Fatalf("cluster: %v", err)
 	}
 	t.Logf("cluster, first run: %s", strings.Join(res.Changed, "; "))
-	if !reflect.DeepEqual(changedTables(res), changedTables(resOne)) || len(res.Changed) < 2 {
-		t.Fatalf("the cluster's run changed %q, the single server's %q; want the same folds", res.Changed, resOne.Changed)
+	if !reflect.DeepEqual(changedTables(res), changedTables(resOne)) || len(res.Changed) < 3 {
+		t.Fatalf("the cluster's run changed %q, the single server's %q; want the same folds (rollup, chains, sightings)", res.Changed, resOne.Changed)
 	}
 	folds := recordedFolds(t, one.conn)
 	if got := recordedFolds(t, clustered.conn); len(folds) < 4 || !reflect.DeepEqual(got, folds) {
@@ -119,6 +129,9 @@ func TestRetentionJobOnCluster(t *testing.T) {
 		if per[0] == 0 || per[0] != per[1] || per[2] != per[3] || per[2] == 0 {
 			t.Errorf("%s_local rows by node (shard 1's replicas, then shard 2's): %v; want both shards' replicas equal and none empty", table, per)
 		}
+	}
+	if got, want := sightings(t, clustered.conn), sightings(t, one.conn); len(want) >= 24 || !reflect.DeepEqual(got, want) {
+		t.Errorf("tool sightings kept on the cluster %v, on the single server %v; want the same, fewer than the 24 of the folded day", got, want)
 	}
 	compare("folded")
 
@@ -205,14 +218,10 @@ func TestRetentionJobOnCluster(t *testing.T) {
 
 	// 4. Raw retention, with its cutoff on 11-30 so that 11-29's partitions
 	// go, run on the cluster as an operator does: `ingest retention` in
-	// cluster mode, which refuses to fold tool sightings there.
+	// cluster mode.
 	keep := retention.Config{Raw: time.Now().UTC().Truncate(day).Sub(t0.Truncate(day).Add(day))}
 	job := append(ingestArgs(db, 2), "-retention", fmt.Sprintf("%dh", int(keep.Raw.Hours())), "-rollup-retention", "0", "-rollup-fold", "0")
-	if out, err := exec.Command(filepath.Join(bin, "ingest"), append([]string{"retention"}, job...)...).CombinedOutput(); err == nil ||
-		!strings.Contains(string(out), "-tool-sightings-fold-after 168h0m0s: the tool sightings fold cannot run on a cluster") {
-		t.Errorf("ingest retention on a cluster, sightings folded after 7 days: %v\n%s\nwant the refusal", err, out)
-	}
-	out, err := exec.Command(filepath.Join(bin, "ingest"), append([]string{"retention", "-tool-sightings-fold-after", "0"}, job...)...).CombinedOutput()
+	out, err := exec.Command(filepath.Join(bin, "ingest"), append([]string{"retention"}, job...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ingest retention on the cluster: %v\n%s", err, out)
 	}
@@ -278,6 +287,23 @@ func localCount(t testing.TB, conn driver.Conn, from string) uint64 {
 		t.Fatalf("count %s: %v", from, err)
 	}
 	return n[0].N
+}
+
+// sightings lists the tool sightings of the tool whose definition flaps.
+func sightings(t testing.TB, conn driver.Conn) []string {
+	t.Helper()
+	var rows []struct {
+		S string `ch:"s"`
+	}
+	if err := conn.Select(context.Background(), &rows, `SELECT DISTINCT concat(toString(ts_ms), ' ', toString(definition_hash)) AS s
+FROM tool_sightings WHERE tenant = 'umbrella' ORDER BY s`); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.S
+	}
+	return out
 }
 
 // foldIDs lists the rollup folds recorded for hour.

@@ -3,7 +3,7 @@
 -- before the cutoff: compact.Sightings runs the mutation only when there is
 -- something to fold.
 SELECT
-  toUInt64(countIf(cityHash64(toString(tenant), toString(server), toString(tool), ts_ms, definition_hash) NOT IN (
+  toUInt64(countIf(cityHash64(toString(tenant), toString(server), toString(tool), ts_ms, definition_hash) GLOBAL NOT IN (
     /* kept_sightings.sql */))) AS foldable,
   toUInt64(count()) AS before_cutoff
 FROM tool_sightings

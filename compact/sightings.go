@@ -3,7 +3,6 @@ package compact
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -48,7 +47,11 @@ func withKeptSightings(stmt string) string {
 const pendingMutationsSQL = `SELECT toUInt64(count()) AS pending FROM system.mutations
 WHERE database = currentDatabase() AND table = 'tool_sightings' AND is_done = 0`
 
-var errSightingsCluster = errors.New("the tool sightings fold cannot run on a cluster")
+// clusterPendingMutationsSQL counts them on a cluster: those of
+// tool_sightings_local on one replica of every shard (the replicas of a
+// shard apply the same replicated mutation).
+const clusterPendingMutationsSQL = `SELECT toUInt64(count()) AS pending FROM cluster(@cluster, system.mutations)
+WHERE database = @database AND table = 'tool_sightings_local' AND is_done = 0`
 
 // SightingsResult is what one Sightings call did.
 type SightingsResult struct {
@@ -76,15 +79,15 @@ type SightingsResult struct {
 // mutation on both engines) and waits until the server reports it done,
 // polling every poll, for at most wait: the mutation rewrites the table's
 // parts in the background, and a mutation that never finishes is reported
-// (see system.mutations) rather than waited for. It needs a single server
-// and refuses a *Clustered: a tool's sightings of a day lie on several
-// shards there, and each shard's deletion would see its own only.
+// (see system.mutations) rather than waited for. On a cluster db is a
+// *Clustered: the mutation runs on every shard's tool_sightings_local, and
+// its set of sightings to keep reads the Distributed tool_sightings, every
+// shard's: a tool's sightings of a day lie on several shards (the table is
+// sharded by its whole sort key), and the run ends are the day's, not a
+// shard's.
 func Sightings(ctx context.Context, db DB, cutoff time.Time, poll, wait time.Duration) (SightingsResult, error) {
 	start := time.Now()
 	res := SightingsResult{Cutoff: cutoff}
-	if _, ok := db.(*Clustered); ok {
-		return res, errSightingsCluster
-	}
 	// Unix rounds down, as ts holds the second of ts_ms.
 	args := []any{clickhouse.Named("cutoff_ms", cutoff.UnixMilli()), clickhouse.Named("cutoff_s", cutoff.Unix())}
 	var count []struct {
@@ -105,12 +108,16 @@ func Sightings(ctx context.Context, db DB, cutoff time.Time, poll, wait time.Dur
 	if err := db.Exec(ctx, foldSightingsSQL, args...); err != nil {
 		return res, fmt.Errorf("fold tool sightings before %s: %w", cutoff.UTC().Format(time.RFC3339), err)
 	}
+	pendingSQL, pendingArgs := pendingMutationsSQL, []any(nil)
+	if c, ok := db.(*Clustered); ok {
+		pendingSQL, pendingArgs = clusterPendingMutationsSQL, []any{clickhouse.Named("cluster", c.Cluster), clickhouse.Named("database", c.Database)}
+	}
 	deadline := time.Now().Add(wait)
 	for {
 		var pending []struct {
 			N uint64 `ch:"pending"`
 		}
-		if err := db.Select(ctx, &pending, pendingMutationsSQL); err != nil {
+		if err := db.Select(ctx, &pending, pendingSQL, pendingArgs...); err != nil {
 			return res, fmt.Errorf("wait for the tool sightings fold: %w", err)
 		}
 		if len(pending) == 1 && pending[0].N == 0 {

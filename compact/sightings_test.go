@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -306,14 +305,4 @@ func brief(vs []queries.ToolVersion) string {
 		out += fmt.Sprintf("%s/%s/%s v%d %s %s..%s in force %v\n", v.Tenant, v.Server, v.Tool, v.Version, v.DefinitionHash[15:], v.FirstSeen.Format("01-02T15:04"), v.LastSeen.Format("01-02T15:04"), v.InForceFrom)
 	}
 	return out
-}
-
-// TestSightingsRefuseACluster: a tool's sightings of a day lie on several
-// shards, so a deletion per shard could move a change of definition; the
-// fold refuses before it reads or changes anything.
-func TestSightingsRefuseACluster(t *testing.T) {
-	_, err := compact.Sightings(context.Background(), &compact.Clustered{Cluster: "c", Database: "db", Replicas: 2}, time.Now(), time.Millisecond, time.Second)
-	if err == nil || !strings.Contains(err.Error(), "cannot run on a cluster") {
-		t.Fatalf("Sightings on a cluster: %v; want the refusal", err)
-	}
 }

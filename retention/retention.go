@@ -44,10 +44,9 @@ type Config struct {
 	// Cluster is the ClickHouse cluster that holds the tables in cluster
 	// mode (-clickhouse-cluster), empty for one server. On a cluster Apply
 	// drops the partitions and sets the TTLs of every node's *_local
-	// tables, ON CLUSTER, and folds the complete hours through
-	// compact.Clustered; it does not fold tool sightings (Validate). Run it
-	// from one process: two folding at once write identical folds, and
-	// readers take one.
+	// tables, ON CLUSTER, and folds the tool sightings and the complete
+	// hours through compact.Clustered. Run it from one process: two
+	// folding at once write identical folds, and readers take one.
 	Cluster string
 }
 
@@ -62,9 +61,8 @@ const (
 	foldWait = 10 * time.Minute
 )
 
-// Validate checks that the rollup outlives the raw calls it summarises,
-// that every setting is whole days, and that on a cluster the tool
-// sightings are not folded.
+// Validate checks that the rollup outlives the raw calls it summarises and
+// that every setting is whole days.
 func (c Config) Validate() error {
 	for _, d := range []struct {
 		flag string
@@ -73,9 +71,6 @@ func (c Config) Validate() error {
 		if d.v < 0 || d.v%(24*time.Hour) != 0 {
 			return fmt.Errorf("%s %s: want whole days (e.g. 720h for 30 days), or 0 to keep for ever", d.flag, d.v)
 		}
-	}
-	if c.Cluster != "" && c.Sightings > 0 {
-		return fmt.Errorf("-tool-sightings-fold-after %s: the tool sightings fold cannot run on a cluster, where a tool's sightings of a day lie on several shards and each shard's deletion would see its own only; set it to 0 in cluster mode", c.Sightings)
 	}
 	if c.Raw > 0 && c.Rollup > 0 && c.Rollup < c.Raw {
 		return fmt.Errorf("-rollup-retention (%s) is shorter than -retention (%s): the rollup would lose data the raw table still has", c.Rollup, c.Raw)

@@ -232,8 +232,10 @@ func (p *parser) alterTable(cluster, db string, tables map[string]string) ([]str
 // once per shard and replicates them; t, the Distributed table, holds no
 // rows to change. Commands that change columns are refused (only
 // migrations change the schema, through ClusterStatements), and so is
-// anything but one ALTER TABLE of an unqualified name. Comments before the
-// statement are dropped; bound parameters (@name) are kept as they are.
+// anything but one ALTER TABLE of an unqualified name. The tables its
+// subqueries read get the database too: on a cluster they are the
+// Distributed tables, which read every shard. Comments before the statement
+// are dropped; bound parameters (@name) are kept as they are.
 func ClusterAlter(sql, cluster, database string) (string, error) {
 	toks, err := lex(sql)
 	if err != nil {
@@ -252,6 +254,7 @@ func ClusterAlter(sql, cluster, database string) (string, error) {
 			return "", fmt.Errorf("ALTER TABLE %s: one statement at a time", name)
 		}
 	}
+	from := p.pos
 	cmds := p.splitCommands()
 	if len(cmds) == 0 {
 		return "", fmt.Errorf("ALTER TABLE %s: no commands", name)
@@ -261,7 +264,28 @@ func ClusterAlter(sql, cluster, database string) (string, error) {
 			return "", fmt.Errorf("ALTER TABLE %s %s: only a migration may change columns", name, cmd)
 		}
 	}
-	return fmt.Sprintf("ALTER TABLE %s.%s%s ON CLUSTER %s %s", database, name, LocalSuffix, cluster, strings.Join(cmds, ", ")), nil
+	// The commands as written, each table a subquery reads (FROM or JOIN
+	// a name, not a table function) named with the database: the DDL
+	// worker of each node runs the statement outside it.
+	end := len(toks)
+	if toks[end-1].text == ";" {
+		end--
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "ALTER TABLE %s.%s%s ON CLUSTER %s ", database, name, LocalSuffix, cluster)
+	at := toks[from].start
+	for i := from; i+1 < end; i++ {
+		kw, next := toks[i], toks[i+1]
+		if kw.kind != tokIdent || kw.quoted || !strings.EqualFold(kw.text, "FROM") && !strings.EqualFold(kw.text, "JOIN") ||
+			next.kind != tokIdent || next.quoted || i+2 < end && (toks[i+2].text == "." || toks[i+2].text == "(") {
+			continue
+		}
+		b.WriteString(sql[at:next.start])
+		b.WriteString(database + "." + next.text)
+		at = next.end
+	}
+	b.WriteString(sql[at:toks[end-1].end])
+	return b.String(), nil
 }
 
 // Verb is the first keyword of sql, upper-cased, after any comments:

@@ -71,7 +71,6 @@ func TestServeRefusesUnsafeSettings(t *testing.T) {
 		{[]string{"-retention", "36h"}, "whole days"},
 		{[]string{"-retention", "720h", "-rollup-retention", "168h"}, "shorter than -retention"},
 		{[]string{"-tokens-file", "/nonexistent/tokens.yaml"}, "no such file"},
-		{[]string{"-clickhouse-cluster", "c1"}, "-tool-sightings-fold-after 168h0m0s: the tool sightings fold cannot run on a cluster"},
 		// Refused before ClickHouse is reached (nothing listens on port 1).
 		{[]string{"-pprof-listen", ":6060", "-clickhouse-addr", "127.0.0.1:1"}, "-pprof-listen :6060 is not a loopback address"},
 	} {
