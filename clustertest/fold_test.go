@@ -3,6 +3,7 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -344,4 +345,74 @@ func currentFolds(t testing.TB, conn driver.Conn) []string {
 		out[i] = r.S
 	}
 	return out
+}
+
+// TestReplayFoldOnCluster: `ingest replay -fold` in cluster mode merges
+// each day it wrote on every shard, so that a capture replayed over calls
+// stored before leaves one row per call on every node, as on one server.
+// Merges are stopped while the copies are written, so that the test sees
+// them before the fold.
+func TestReplayFoldOnCluster(t *testing.T) {
+	ctx := context.Background()
+	clustered, _ := databases(t)
+	db := clustered.cfg.Database
+	file := filepath.Join(t.TempDir(), "calls.ndjson")
+	sample, err := exec.Command(filepath.Join(bin, "ingest"), "sample", "-sessions", "300").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	merges := func(verb string) {
+		t.Helper()
+		for s := range cluster.Nodes {
+			for r := range cluster.Nodes[s] {
+				if err := nodeConn(t, s, r, db).Exec(ctx, "SYSTEM "+verb+" MERGES calls_local"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	replay := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(bin, "ingest"), append(append([]string{"replay"}, args...), append(ingestArgs(db, 1), file)...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ingest replay %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	merges("STOP")
+	replay()
+	replay()
+	syncReplicas(t, db)
+	for s := range cluster.Nodes {
+		conn := nodeConn(t, s, 0, db)
+		if rows, calls := localCount(t, conn, "calls_local"), localCount(t, conn, "calls_local FINAL"); calls == 0 || rows != 2*calls {
+			t.Fatalf("shard %d before the fold: %d rows of %d calls; want every call twice", s+1, rows, calls)
+		}
+	}
+	merges("START")
+	out := replay("-fold")
+	t.Logf("ingest replay -fold:\n%s", tail(out, 600))
+	if !strings.Contains(out, "replay: folded partition ") {
+		t.Fatalf("ingest replay -fold folded nothing:\n%s", out)
+	}
+	syncReplicas(t, db)
+	var total uint64
+	for s := range cluster.Nodes {
+		for r := range cluster.Nodes[s] {
+			conn := nodeConn(t, s, r, db)
+			rows, calls := localCount(t, conn, "calls_local"), localCount(t, conn, "calls_local FINAL")
+			if rows != calls {
+				t.Errorf("node %s after the fold: %d rows of %d calls; want one row a call", cluster.Nodes[s][r].Addr, rows, calls)
+			}
+			if r == 0 {
+				total += calls
+			}
+		}
+	}
+	if want := localCount(t, clustered.conn, "(SELECT DISTINCT tenant, server, tool, session_key, ts_ms, call_id FROM calls)"); total != want || total == 0 {
+		t.Errorf("the shards hold %d calls after the fold; %d distinct were replayed", total, want)
+	}
 }

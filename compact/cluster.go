@@ -22,10 +22,10 @@ const StaleReplicaDelay = 5 * time.Minute
 // <name>_local of every node. The jobs of this package and of the
 // retention package run on it as on one server, because it
 //
-//   - sends each ALTER TABLE (the fold's deletions of superseded folds,
-//     retention's DROP PARTITION and MODIFY TTL) to the _local tables of
-//     every node, ON CLUSTER (schema.ClusterAlter): the Distributed table
-//     holds no rows to change;
+//   - sends each ALTER TABLE (the folds' deletions, retention's DROP
+//     PARTITION and MODIFY TTL) and OPTIMIZE TABLE (Days) to the _local
+//     tables of every node, ON CLUSTER (schema.ClusterForm): the
+//     Distributed table holds no rows to change;
 //   - writes each INSERT with insert_quorum set to the replicas of a
 //     shard, so that a fold's rows are on every replica before its record
 //     is written: a reader's Distributed query reads any one replica of a
@@ -38,7 +38,7 @@ const StaleReplicaDelay = 5 * time.Minute
 //     whose replicas all lag fails the job rather than let it fold part of
 //     an hour.
 //
-// Select and Exec statements other than ALTER and INSERT pass as they are.
+// Other statements pass as they are.
 type Clustered struct {
 	db       DB
 	Cluster  string // the cluster in the servers' remote_servers
@@ -92,8 +92,8 @@ func (c *Clustered) Select(ctx context.Context, dest any, query string, args ...
 // Exec runs query in its cluster form (see Clustered).
 func (c *Clustered) Exec(ctx context.Context, query string, args ...any) error {
 	switch schema.Verb(query) {
-	case "ALTER":
-		q, err := schema.ClusterAlter(query, c.Cluster, c.Database)
+	case "ALTER", "OPTIMIZE":
+		q, err := schema.ClusterForm(query, c.Cluster, c.Database)
 		if err != nil {
 			return err
 		}

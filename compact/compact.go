@@ -47,8 +47,8 @@ func DayOf(t time.Time) uint32 {
 // row of its day, so it costs what the day weighs: run it once after a bulk
 // re-ingest, not on a schedule. done, when not nil, is told of each day
 // folded and how long it took. Days stops at the first error, naming the
-// day. It needs a single server: in cluster mode calls is a Distributed
-// table, and the parts are those of calls_local on each shard.
+// day. On a cluster db is a *Clustered, and each day's calls_local is
+// merged on every shard (OPTIMIZE ... ON CLUSTER).
 func Days(ctx context.Context, db DB, days []uint32, done func(day uint32, took time.Duration)) error {
 	for _, day := range days {
 		start := time.Now()

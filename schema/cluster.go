@@ -225,25 +225,29 @@ func (p *parser) alterTable(cluster, db string, tables map[string]string) ([]str
 	return out, nil
 }
 
-// ClusterAlter translates one statement that changes a table's rows,
-// written for a single server (ALTER TABLE t DELETE WHERE ..., DROP
-// PARTITION ..., MODIFY TTL ...), to its cluster form: the same commands on
-// database.t_local, ON CLUSTER cluster. The replicated t_local runs them
-// once per shard and replicates them; t, the Distributed table, holds no
-// rows to change. Commands that change columns are refused (only
-// migrations change the schema, through ClusterStatements), and so is
-// anything but one ALTER TABLE of an unqualified name. The tables its
+// ClusterForm translates one statement that changes a table's rows or
+// parts, written for a single server (ALTER TABLE t DELETE WHERE ..., DROP
+// PARTITION ..., MODIFY TTL ...; OPTIMIZE TABLE t PARTITION ... FINAL), to
+// its cluster form: the same on database.t_local, ON CLUSTER cluster. The
+// replicated t_local runs it on each shard and replicates it; t, the
+// Distributed table, holds no rows to change. ALTER commands that change
+// columns are refused (only migrations change the schema, through
+// ClusterStatements), and so is anything but one ALTER or OPTIMIZE TABLE of
+// an unqualified name. The tables its
 // subqueries read get the database too: on a cluster they are the
 // Distributed tables, which read every shard. Comments before the statement
 // are dropped; bound parameters (@name) are kept as they are.
-func ClusterAlter(sql, cluster, database string) (string, error) {
+func ClusterForm(sql, cluster, database string) (string, error) {
 	toks, err := lex(sql)
 	if err != nil {
 		return "", err
 	}
 	p := &parser{sql: sql, toks: toks}
-	if !p.keywords("ALTER", "TABLE") {
-		return "", fmt.Errorf("cluster form of %q: not an ALTER TABLE", p.head())
+	verb := "ALTER"
+	if p.keywords("OPTIMIZE", "TABLE") {
+		verb = "OPTIMIZE"
+	} else if !p.keywords("ALTER", "TABLE") {
+		return "", fmt.Errorf("cluster form of %q: not an ALTER or OPTIMIZE TABLE", p.head())
 	}
 	name, _, err := p.tableName()
 	if err != nil {
@@ -251,16 +255,16 @@ func ClusterAlter(sql, cluster, database string) (string, error) {
 	}
 	for i, t := range toks[:len(toks)-1] {
 		if t.kind == tokPunct && t.text == ";" && i >= p.pos {
-			return "", fmt.Errorf("ALTER TABLE %s: one statement at a time", name)
+			return "", fmt.Errorf("%s TABLE %s: one statement at a time", verb, name)
 		}
 	}
 	from := p.pos
 	cmds := p.splitCommands()
 	if len(cmds) == 0 {
-		return "", fmt.Errorf("ALTER TABLE %s: no commands", name)
+		return "", fmt.Errorf("%s TABLE %s: no commands", verb, name)
 	}
 	for _, cmd := range cmds {
-		if words := strings.Fields(strings.ToUpper(cmd)); len(words) > 1 && words[1] == "COLUMN" {
+		if words := strings.Fields(strings.ToUpper(cmd)); verb == "ALTER" && len(words) > 1 && words[1] == "COLUMN" {
 			return "", fmt.Errorf("ALTER TABLE %s %s: only a migration may change columns", name, cmd)
 		}
 	}
@@ -272,7 +276,7 @@ func ClusterAlter(sql, cluster, database string) (string, error) {
 		end--
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "ALTER TABLE %s.%s%s ON CLUSTER %s ", database, name, LocalSuffix, cluster)
+	fmt.Fprintf(&b, "%s TABLE %s.%s%s ON CLUSTER %s ", verb, database, name, LocalSuffix, cluster)
 	at := toks[from].start
 	for i := from; i+1 < end; i++ {
 		kw, next := toks[i], toks[i+1]

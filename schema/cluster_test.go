@@ -186,11 +186,12 @@ func TestEveryMigrationHasClusterDDL(t *testing.T) {
 	}
 }
 
-// TestClusterAlter: the statements the retention and fold jobs send to
-// change rows go to every shard's replicated table, with their bound
-// parameters untouched, and nothing that changes the schema or hides a
-// second statement passes.
-func TestClusterAlter(t *testing.T) {
+// TestClusterForm: the statements the retention and fold jobs send to
+// change rows or parts go to every shard's replicated table, with their
+// bound parameters untouched and their subqueries' tables named with the
+// database, and nothing that changes the schema or hides a second
+// statement passes.
+func TestClusterForm(t *testing.T) {
 	tests := []struct {
 		sql, want, reason string
 	}{
@@ -208,10 +209,12 @@ func TestClusterAlter(t *testing.T) {
 		{"ALTER TABLE t DELETE WHERE 1; DROP TABLE calls", "", "one statement at a time"},
 		{"ALTER TABLE db.t DELETE WHERE 1", "", "without a database"},
 		{"ALTER TABLE t", "", "no commands"},
-		{"OPTIMIZE TABLE t FINAL", "", "not an ALTER TABLE"},
+		{"-- folds a day\nOPTIMIZE TABLE calls PARTITION @partition FINAL\n", "OPTIMIZE TABLE db.calls_local ON CLUSTER c PARTITION @partition FINAL", ""},
+		{"OPTIMIZE TABLE t", "", "no commands"},
+		{"SELECT 1", "", "not an ALTER or OPTIMIZE TABLE"},
 	}
 	for _, tt := range tests {
-		got, err := schema.ClusterAlter(tt.sql, "c", "db")
+		got, err := schema.ClusterForm(tt.sql, "c", "db")
 		if tt.reason != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.reason) {
 				t.Errorf("%q: got %q, %v; want an error saying %q", tt.sql, got, err, tt.reason)

@@ -219,9 +219,6 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
-// errFoldCluster: compact.Days knows single servers only.
-var errFoldCluster = errors.New("-fold does not support cluster mode (-clickhouse-cluster) yet: after the replay, run OPTIMIZE TABLE calls_local ON CLUSTER <cluster> PARTITION <yyyymmdd> FINAL for the days it wrote")
-
 // replay ingests a capture file (or stdin) through the same decoder,
 // classifier and writer as the HTTP receiver, and waits until every call is
 // inserted. With -fold it then folds, day by day, the copies that calls
@@ -236,9 +233,6 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdi
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("replay needs one FILE argument, or - for stdin")
-	}
-	if fold && cfg.ch.Cluster != "" {
-		return errFoldCluster
 	}
 	in := stdin
 	name := fs.Arg(0)
@@ -322,7 +316,13 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdi
 	if !fold {
 		return nil
 	}
-	if err := compact.Days(ctx, conn, slices.Sorted(maps.Keys(days)), func(day uint32, took time.Duration) {
+	var db compact.DB = conn
+	if cfg.ch.Cluster != "" {
+		if db, err = compact.NewClustered(ctx, conn, cfg.ch.Cluster); err != nil {
+			return fmt.Errorf("replay -fold: %w", err)
+		}
+	}
+	if err := compact.Days(ctx, db, slices.Sorted(maps.Keys(days)), func(day uint32, took time.Duration) {
 		fmt.Fprintf(stderr, "replay: folded partition %d (%.1f s)\n", day, took.Seconds())
 	}); err != nil {
 		return fmt.Errorf("replay %s: %w", name, err)

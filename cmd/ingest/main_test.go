@@ -107,9 +107,6 @@ func TestMigrateAndReplay(t *testing.T) {
 	if rows[0].N != 8 {
 		t.Errorf("after replay -fold of calls stored before: %d rows, want 8", rows[0].N)
 	}
-	if _, err := runCmd(t, append(append([]string{"replay", "-fold", "-clickhouse-cluster", "c"}, ch...), "../../e2e/testdata/calls.ndjson")...); err == nil || !strings.Contains(err.Error(), "-fold does not support cluster mode") {
-		t.Errorf("replay -fold in cluster mode: %v, want the cluster refusal", err)
-	}
 	if _, err := runCmd(t, append(append([]string{"replay"}, ch...), "/nonexistent.ndjson")...); err == nil {
 		t.Error("replay of a missing file: want an error")
 	}
