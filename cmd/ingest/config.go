@@ -115,7 +115,7 @@ func parse(name string, args []string, getenv func(string) string, stderr io.Wri
 	if cfg.batch.Inserts < 1 || cfg.batch.Inserts > 16 {
 		return nil, nil, fmt.Errorf("-inserts (%d) must be between 1 and 16", cfg.batch.Inserts)
 	}
-	if err := cfg.ops.validate(cfg.http.MaxDecompressedBytes, cfg.ch.Cluster, name); err != nil {
+	if err := cfg.ops.validate(cfg.http.MaxDecompressedBytes, cfg.ch.Cluster); err != nil {
 		return nil, nil, err
 	}
 	return cfg, fs, nil

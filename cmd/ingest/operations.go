@@ -104,13 +104,10 @@ func parseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// validate checks the settings of command cmd and fills in the parsed
-// fsync policy, and the retention job's cluster (-clickhouse-cluster) when
-// cmd runs the job.
-func (o *opsConfig) validate(maxDecompressed int64, cluster, cmd string) error {
-	if cmd == "retention" || cmd == "serve" && o.retentionEvery > 0 {
-		o.retention.Cluster = cluster
-	}
+// validate checks the settings and fills in the parsed fsync policy and
+// the retention job's cluster (-clickhouse-cluster; empty for one server).
+func (o *opsConfig) validate(maxDecompressed int64, cluster string) error {
+	o.retention.Cluster = cluster
 	p, err := pipeline.ParseFsyncPolicy(o.spoolFsync)
 	if err != nil {
 		return fmt.Errorf("-spool-fsync: %w", err)
