@@ -91,3 +91,14 @@ func TestDaysNamesTheDayThatFailed(t *testing.T) {
 		t.Fatalf("error %v, want the first day named", err)
 	}
 }
+
+// TestNewClusteredNeedsAKnownCluster: a cluster name the server does not
+// list is refused before any job runs.
+func TestNewClusteredNeedsAKnownCluster(t *testing.T) {
+	for _, e := range chtest.Engines(t) {
+		_, err := compact.NewClustered(context.Background(), e.DB, "no_such_cluster")
+		if err == nil || !strings.Contains(err.Error(), "cluster no_such_cluster: not in the server's system.clusters") {
+			t.Errorf("%s: %v; want the unknown cluster refused", e.Name, err)
+		}
+	}
+}
