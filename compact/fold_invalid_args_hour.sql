@@ -4,8 +4,11 @@
 -- once, as its latest ingest (its rows grouped by the table's sorting key,
 -- as the panel does), counted when that ingest is INVALID_ARGUMENT, with
 -- that ingest's arguments; and the mark (calls 0). Only the calls with an
--- INVALID_ARGUMENT copy can count, so they are found first. Run with the
--- hour's other fold statements, before the fold is recorded.
+-- INVALID_ARGUMENT copy can count, so they are found first (GLOBAL IN,
+-- which a cluster needs for a subquery over calls; one server's 26.7 takes
+-- about 14 ms longer an hour for it than for a plain IN, BENCHMARKS.md,
+-- thirty-fifth round). Run with the hour's other fold statements, before
+-- the fold is recorded.
 INSERT INTO invalid_args_folded (hour, fold, tenant, server, tool, session_key, arg_key, arg_value, calls)
 SELECT toDateTime(@hour_s, 'UTC'), toUInt64(@fold), tenant_, server_, tool_, session_, k, v, n
 FROM (
