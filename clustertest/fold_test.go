@@ -136,11 +136,17 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	}
 	compare("folded")
 
+	// lateCall writes, to both, a new call at t0+at into a folded hour.
+	lateCall := func(i int, at time.Duration) pipeline.Call {
+		c := calls[i]
+		c.CallID, c.TimeMs = c.CallID^0x5eed, t0.Add(at).UnixMilli()
+		c.Time = time.UnixMilli(c.TimeMs).UTC()
+		write([]pipeline.Call{c})
+		return c
+	}
+
 	// 2. A late call into a folded hour while a replica of shard 2 is down.
-	late := calls[len(calls)/2]
-	late.CallID, late.TimeMs = late.CallID^0x5eed, t0.Add(70*time.Minute).UnixMilli()
-	late.Time = time.UnixMilli(late.TimeMs).UTC()
-	write([]pipeline.Call{late})
+	late := lateCall(len(calls)/2, 70*time.Minute)
 	victim := cluster.Nodes[1][1]
 	victim.Stop()
 	restarted := false
@@ -188,10 +194,7 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	// neither merged nor mutated until the next quorum insert there: the
 	// superseded fold's rows go once another hour is folded (in a running
 	// job, within the hour).
-	later := calls[len(calls)/3]
-	later.CallID, later.TimeMs = later.CallID^0xface, t0.Add(100*time.Minute).UnixMilli()
-	later.Time = time.UnixMilli(later.TimeMs).UTC()
-	write([]pipeline.Call{later})
+	lateCall(len(calls)/3, 100*time.Minute)
 	if _, err := apply(one.conn, fold, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -203,13 +206,13 @@ func TestRetentionJobOnCluster(t *testing.T) {
 		for r := range cluster.Nodes[s] {
 			conn := nodeConn(t, s, r, db)
 			for {
-				n := localCount(t, conn, fmt.Sprintf("calls_5m_folded_local WHERE fold = %d", superseded[0])) +
-					localCount(t, conn, fmt.Sprintf("calls_5m_folds_local WHERE fold = %d", superseded[0]))
+				n := localCount(t, conn, "calls_5m_folded_local WHERE fold = "+superseded[0]) +
+					localCount(t, conn, "calls_5m_folds_local WHERE fold = "+superseded[0])
 				if n == 0 {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("%s still holds %d rows of the superseded fold %d after the next fold", cluster.Nodes[s][r].Addr, n, superseded[0])
+					t.Fatalf("%s still holds %d rows of the superseded fold %s after the next fold", cluster.Nodes[s][r].Addr, n, superseded[0])
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
@@ -257,27 +260,6 @@ func changedTables(res retention.Result) []string {
 	return out
 }
 
-// recordedFolds lists the hours (unix seconds) and insert counts of the
-// folds recorded, rollup and chains, in order.
-func recordedFolds(t testing.TB, conn driver.Conn) []string {
-	t.Helper()
-	var rows []struct {
-		S string `ch:"s"`
-	}
-	if err := conn.Select(context.Background(), &rows, `SELECT s FROM (
-  SELECT DISTINCT concat('rollup ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s FROM calls_5m_folds
-  UNION ALL
-  SELECT DISTINCT concat('chains ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s FROM chain_folds
-) ORDER BY s`); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.S
-	}
-	return out
-}
-
 // localCount counts the rows of from (a table and any WHERE).
 func localCount(t testing.TB, conn driver.Conn, from string) uint64 {
 	t.Helper()
@@ -292,52 +274,45 @@ func localCount(t testing.TB, conn driver.Conn, from string) uint64 {
 
 // sightings lists the tool sightings of the tool whose definition flaps.
 func sightings(t testing.TB, conn driver.Conn) []string {
-	t.Helper()
-	var rows []struct {
-		S string `ch:"s"`
-	}
-	if err := conn.Select(context.Background(), &rows, `SELECT DISTINCT concat(toString(ts_ms), ' ', toString(definition_hash)) AS s
-FROM tool_sightings WHERE tenant = 'umbrella' ORDER BY s`); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.S
-	}
-	return out
+	return column(t, conn, `SELECT DISTINCT concat(toString(ts_ms), ' ', toString(definition_hash)) AS s
+FROM tool_sightings WHERE tenant = 'umbrella' ORDER BY s`)
 }
 
 // foldIDs lists the rollup folds recorded for hour.
-func foldIDs(t testing.TB, conn driver.Conn, hour time.Time) []uint64 {
-	t.Helper()
-	var rows []struct {
-		Fold uint64 `ch:"fold"`
-	}
-	if err := conn.Select(context.Background(), &rows, "SELECT DISTINCT fold FROM calls_5m_folds WHERE hour = toDateTime(@h, 'UTC') ORDER BY fold",
-		clickhouse.Named("h", hour.Unix())); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]uint64, len(rows))
-	for i, r := range rows {
-		out[i] = r.Fold
-	}
-	return out
+func foldIDs(t testing.TB, conn driver.Conn, hour time.Time) []string {
+	return column(t, conn, "SELECT DISTINCT toString(fold) AS s FROM calls_5m_folds WHERE hour = toDateTime(@h, 'UTC') ORDER BY s",
+		clickhouse.Named("h", hour.Unix()))
 }
 
 // currentFolds lists the hours and insert counts of the folds readers
 // take, rollup and chains, in order.
 func currentFolds(t testing.TB, conn driver.Conn) []string {
-	t.Helper()
-	var rows []struct {
-		S string `ch:"s"`
-	}
-	if err := conn.Select(context.Background(), &rows, `SELECT DISTINCT s FROM (
+	return column(t, conn, `SELECT DISTINCT s FROM (
   SELECT concat('rollup ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s
   FROM calls_5m_folds WHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)
   UNION ALL
   SELECT concat('chains ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s
   FROM chain_folds WHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
-) ORDER BY s`); err != nil {
+) ORDER BY s`)
+}
+
+// recordedFolds lists the hours and insert counts of the folds recorded,
+// rollup and chains, in order.
+func recordedFolds(t testing.TB, conn driver.Conn) []string {
+	return column(t, conn, `SELECT s FROM (
+  SELECT DISTINCT concat('rollup ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s FROM calls_5m_folds
+  UNION ALL
+  SELECT DISTINCT concat('chains ', toString(toUInt32(hour)), ' at ', toString(inserts)) AS s FROM chain_folds
+) ORDER BY s`)
+}
+
+// column runs query, whose one column is the string s, and returns it.
+func column(t testing.TB, conn driver.Conn, query string, args ...any) []string {
+	t.Helper()
+	var rows []struct {
+		S string `ch:"s"`
+	}
+	if err := conn.Select(context.Background(), &rows, query, args...); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]string, len(rows))
