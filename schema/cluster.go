@@ -233,10 +233,10 @@ func (p *parser) alterTable(cluster, db string, tables map[string]string) ([]str
 // Distributed table, holds no rows to change. ALTER commands that change
 // columns are refused (only migrations change the schema, through
 // ClusterStatements), and so is anything but one ALTER or OPTIMIZE TABLE of
-// an unqualified name. The tables its
-// subqueries read get the database too: on a cluster they are the
-// Distributed tables, which read every shard. Comments before the statement
-// are dropped; bound parameters (@name) are kept as they are.
+// an unqualified name. The tables its subqueries read get the database
+// too: on a cluster they are the Distributed tables, which read every
+// shard. Comments before the statement are dropped; bound parameters
+// (@name) are kept as they are.
 func ClusterForm(sql, cluster, database string) (string, error) {
 	toks, err := lex(sql)
 	if err != nil {
