@@ -391,3 +391,36 @@ func TestReplayFoldOnCluster(t *testing.T) {
 		t.Errorf("the shards hold %d calls after the fold; %d distinct were replayed", total, want)
 	}
 }
+
+// TestServeRunsTheJobOnCluster: `ingest serve` in cluster mode runs the
+// retention job with its defaults (once at start, then hourly): calls 40
+// days old are gone from every node after its first run (-retention 30
+// days), and the run counts as ok.
+func TestServeRunsTheJobOnCluster(t *testing.T) {
+	ctx := context.Background()
+	clustered, _ := databases(t)
+	db := clustered.cfg.Database
+	old, _ := randomCalls(20261206, 60, time.Now().UTC().Add(-40*day), time.Hour)
+	if err := pipeline.NewWriter(clustered.conn, pipeline.NewMetrics(prometheus.NewRegistry())).WriteCalls(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if n := localCount(t, clustered.conn, "calls"); n == 0 {
+		t.Fatal("no calls written; the test tests nothing")
+	}
+	p := start(t, "ingest", append(ingestArgs(db, 0), "-spool-dir", t.TempDir(), "-retention-every", "1h")...)
+	deadline := time.Now().Add(2 * time.Minute)
+	for metricSum(t, p.addr, `mcplens_retention_runs_total{result="ok"}`) < 1 {
+		if n := metricSum(t, p.addr, `mcplens_retention_runs_total{result="error"}`); n > 0 || time.Now().After(deadline) {
+			t.Fatalf("the job's first run: %v errors, no success\n%s", n, tail(p.log.String(), 3000))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	syncReplicas(t, db)
+	for s := range cluster.Nodes {
+		for r := range cluster.Nodes[s] {
+			if n := localCount(t, nodeConn(t, s, r, db), "calls_local"); n != 0 {
+				t.Errorf("node %s holds %d calls 40 days old after the job's run", cluster.Nodes[s][r].Addr, n)
+			}
+		}
+	}
+}
