@@ -24,8 +24,19 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-//go:embed optimize_day.sql
-var optimizeDaySQL string
+var (
+	//go:embed optimize_day.sql
+	optimizeDaySQL string
+	//go:embed day_copies.sql
+	dayCopiesSQL string
+)
+
+// dayAttempts and dayPause bound Days' retries of a day whose merge the
+// server skipped: five merges, 1, 2, 4 and 8 s apart.
+const (
+	dayAttempts = 5
+	dayPause    = time.Second
+)
 
 // DB is what Days, Sightings and RollupHours need: clickhouse-go's driver.Conn, or chDB
 // in tests.
@@ -46,13 +57,18 @@ func DayOf(t time.Time) uint32 {
 // latest ingest of every call, in the order given. A merge rewrites every
 // row of its day, so it costs what the day weighs: run it once after a bulk
 // re-ingest, not on a schedule. done, when not nil, is told of each day
-// folded and how long it took. Days stops at the first error, naming the
-// day. On a cluster db is a *Clustered, and each day's calls_local is
-// merged on every shard (OPTIMIZE ... ON CLUSTER).
+// folded and how long it took. A server skips an OPTIMIZE without an error
+// when a background merge holds some of the day's parts (as one does soon
+// after a bulk insert), so Days counts the day's copies after each merge
+// and merges again, up to dayAttempts times, until none is left. Days
+// stops at the first error, naming the day. On a cluster db is a
+// *Clustered, and each day's calls_local is merged on every shard
+// (OPTIMIZE ... ON CLUSTER); a replica that has not fetched its shard's
+// merged part yet shows copies, and costs a merge more.
 func Days(ctx context.Context, db DB, days []uint32, done func(day uint32, took time.Duration)) error {
 	for _, day := range days {
 		start := time.Now()
-		if err := db.Exec(ctx, optimizeDaySQL, clickhouse.Named("partition", day)); err != nil {
+		if err := foldDay(ctx, db, day, dayPause); err != nil {
 			return fmt.Errorf("fold partition %d: %w", day, err)
 		}
 		if done != nil {
@@ -60,4 +76,39 @@ func Days(ctx context.Context, db DB, days []uint32, done func(day uint32, took 
 		}
 	}
 	return nil
+}
+
+// foldDay merges day until it holds no copies, pausing pause, then twice
+// as long each time, between merges.
+func foldDay(ctx context.Context, db DB, day uint32, pause time.Duration) error {
+	from, err := time.Parse("20060102", fmt.Sprint(day))
+	if err != nil {
+		return fmt.Errorf("not a day: %w", err)
+	}
+	for attempt := 1; ; attempt++ {
+		if err := db.Exec(ctx, optimizeDaySQL, clickhouse.Named("partition", day)); err != nil {
+			return err
+		}
+		var left []struct {
+			Copies uint64 `ch:"copies"`
+		}
+		if err := db.Select(ctx, &left, dayCopiesSQL, clickhouse.Named("from_s", from.Unix())); err != nil {
+			return fmt.Errorf("count copies: %w", err)
+		}
+		if len(left) != 1 {
+			return fmt.Errorf("count copies: %d rows", len(left))
+		}
+		if left[0].Copies == 0 {
+			return nil
+		}
+		if attempt == dayAttempts {
+			return fmt.Errorf("%d copies left after %d merges (the server skips a merge while another holds the day's parts): run it again later", left[0].Copies, attempt)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
 }

@@ -102,3 +102,45 @@ func TestNewClusteredNeedsAKnownCluster(t *testing.T) {
 		}
 	}
 }
+
+// skippingDB is a server that skips the first skips merges (a background
+// merge holds the day's parts): the day keeps 7 copies until then.
+type skippingDB struct {
+	skips, merges int
+}
+
+func (d *skippingDB) Exec(_ context.Context, q string, _ ...any) error {
+	if strings.Contains(q, "OPTIMIZE") {
+		d.merges++
+	}
+	return nil
+}
+
+func (d *skippingDB) Select(_ context.Context, dest any, _ string, _ ...any) error {
+	rows := dest.(*[]struct {
+		Copies uint64 `ch:"copies"`
+	})
+	*rows = append(*rows, struct {
+		Copies uint64 `ch:"copies"`
+	}{})
+	if d.merges <= d.skips {
+		(*rows)[0].Copies = 7
+	}
+	return nil
+}
+
+// TestDaysMergesAgainWhatTheServerSkipped: an OPTIMIZE the server skipped
+// is run again until the day holds no copies, and a day that keeps its
+// copies through every attempt is an error that says so.
+func TestDaysMergesAgainWhatTheServerSkipped(t *testing.T) {
+	ctx := context.Background()
+	db := &skippingDB{skips: 2}
+	if err := compact.FoldDay(ctx, db, 20261128, time.Millisecond); err != nil || db.merges != 3 {
+		t.Errorf("two merges skipped: %v after %d merges; want success after 3", err, db.merges)
+	}
+	db = &skippingDB{skips: 100}
+	err := compact.FoldDay(ctx, db, 20261128, time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "7 copies left after 5 merges") || db.merges != 5 {
+		t.Errorf("every merge skipped: %v after %d merges; want the copies reported after 5", err, db.merges)
+	}
+}
