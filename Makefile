@@ -21,7 +21,7 @@ test: deps ## run every test on both ClickHouse engines (starts them itself), pl
 	@scripts/gotest.sh
 	@scripts/fuzz.sh $(FUZZTIME)
 
-test-cluster: deps ## only the cluster tests: ZooKeeper + 2 shards × 2 replicas of ClickHouse 18.16 on loopback (part of `test` too; about 3 minutes)
+test-cluster: deps ## only the cluster tests: ZooKeeper + 2 shards × 2 replicas of ClickHouse 18.16 on loopback (part of `test` too; about 4 minutes)
 	set -o pipefail; $(GO) test -v -count=1 -timeout 15m ./clustertest | grep -E '^(=== RUN|--- |ok|FAIL|panic|clustertest:)|\.go:[0-9]+:'
 
 soak: deps ## fault-injection tests of docs/operations.md with longer faults and more load (about 7 minutes)
