@@ -419,31 +419,6 @@ func checkExactlyOnce(t *testing.T, clustered, one driver.Conn) {
 	t.Errorf("the cluster holds %d calls, the single server %d: %d lost, %d counted more than once", len(got), len(want), lost, extra)
 }
 
-// rawRows counts the rows of calls before FINAL: replays not yet merged
-// away show up here.
-func rawRows(t *testing.T, conn driver.Conn) uint64 {
-	t.Helper()
-	var n []struct {
-		N uint64 `ch:"n"`
-	}
-	if err := conn.Select(context.Background(), &n, "SELECT count() AS n FROM calls"); err != nil {
-		t.Fatal(err)
-	}
-	return n[0].N
-}
-
-// localRows counts the rows of one node's calls_local.
-func localRows(t *testing.T, conn driver.Conn) uint64 {
-	t.Helper()
-	var n []struct {
-		N uint64 `ch:"n"`
-	}
-	if err := conn.Select(context.Background(), &n, "SELECT count() AS n FROM calls_local"); err != nil {
-		t.Fatal(err)
-	}
-	return n[0].N
-}
-
 // metricSum adds up the samples of one metric on a process's /metrics.
 func metricSum(t *testing.T, addr, name string) float64 {
 	t.Helper()
@@ -540,7 +515,7 @@ func TestIngestInstanceKilledMidStream(t *testing.T) {
 	wantIDs := callIDs(t, one.conn)
 	waitForCalls(t, clustered.conn, len(wantIDs), 2*time.Minute)
 	syncReplicas(t, db)
-	t.Logf("%d calls, %d rows before FINAL (replays not merged yet)", len(wantIDs), rawRows(t, clustered.conn))
+	t.Logf("%d calls, %d rows before FINAL (replays not merged yet)", len(wantIDs), localCount(t, clustered.conn, "calls"))
 	checkExactlyOnce(t, clustered.conn, one.conn)
 	api := start(t, "api", ingestArgs(db, 2)...)
 	compareAPIs(t, api, want)
@@ -569,11 +544,11 @@ func TestReplicaLossDuringIngest(t *testing.T) {
 	peer := nodeConn(t, 0, 1, db)
 	victim.Stop()
 	down := time.Now()
-	acked, peerRows := st.acked.Load(), localRows(t, peer)
+	acked, peerRows := st.acked.Load(), localCount(t, peer, "calls_local")
 	// Inserts go on without it past its ZooKeeper session timeout (6 s):
 	// ZooKeeper declares it gone, as after any real crash.
 	time.Sleep(8 * time.Second)
-	if n := localRows(t, peer); n <= peerRows {
+	if n := localCount(t, peer, "calls_local"); n <= peerRows {
 		t.Errorf("shard 1's other replica got no rows while %s was down (%d before, %d after)", victim.Addr, peerRows, n)
 	}
 	if err := victim.Restart(context.Background()); err != nil {
@@ -587,7 +562,7 @@ func TestReplicaLossDuringIngest(t *testing.T) {
 	wantIDs := callIDs(t, one.conn)
 	waitForCalls(t, clustered.conn, len(wantIDs), 2*time.Minute)
 	syncReplicas(t, db)
-	t.Logf("%d calls, %d rows before FINAL", len(wantIDs), rawRows(t, clustered.conn))
+	t.Logf("%d calls, %d rows before FINAL", len(wantIDs), localCount(t, clustered.conn, "calls"))
 	checkExactlyOnce(t, clustered.conn, one.conn)
 	checkPlacement(t, db, len(wantIDs))
 	api := start(t, "api", ingestArgs(db, 0)...)

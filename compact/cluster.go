@@ -117,6 +117,18 @@ func (c *Clustered) settings(ctx context.Context, write bool) context.Context {
 	return clickhouse.Context(ctx, clickhouse.WithSettings(s))
 }
 
+// SystemRows is the FROM and WHERE of a query over what the system table
+// sys (parts, mutations, ...; a fixed name) holds about table: on one
+// server the server's rows for it; on a cluster those for its _local twin,
+// from one replica of every shard. args bind the WHERE's parameters.
+func SystemRows(db DB, sys, table string) (fromWhere string, args []any) {
+	if c, ok := db.(*Clustered); ok {
+		return "cluster(@sys_cluster, system." + sys + ") WHERE database = @sys_database AND table = @sys_table",
+			[]any{clickhouse.Named("sys_cluster", c.Cluster), clickhouse.Named("sys_database", c.Database), clickhouse.Named("sys_table", table+schema.LocalSuffix)}
+	}
+	return "system." + sys + " WHERE database = currentDatabase() AND table = @sys_table", []any{clickhouse.Named("sys_table", table)}
+}
+
 // LocalTable is the table that holds a shard's rows of table: table itself
 // on one server, its _local twin on a cluster.
 func LocalTable(db DB, table string) string {

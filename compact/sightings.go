@@ -42,17 +42,6 @@ func withKeptSightings(stmt string) string {
 	return strings.Replace(stmt, keptMarker, strings.Join(kept, "\n"), 1)
 }
 
-// pendingMutationsSQL counts the mutations of tool_sightings the server has
-// not finished (both engines have system.mutations with is_done).
-const pendingMutationsSQL = `SELECT toUInt64(count()) AS pending FROM system.mutations
-WHERE database = currentDatabase() AND table = 'tool_sightings' AND is_done = 0`
-
-// clusterPendingMutationsSQL counts them on a cluster: those of
-// tool_sightings_local on one replica of every shard (the replicas of a
-// shard apply the same replicated mutation).
-const clusterPendingMutationsSQL = `SELECT toUInt64(count()) AS pending FROM cluster(@cluster, system.mutations)
-WHERE database = @database AND table = 'tool_sightings_local' AND is_done = 0`
-
 // SightingsResult is what one Sightings call did.
 type SightingsResult struct {
 	Cutoff time.Time
@@ -108,10 +97,11 @@ func Sightings(ctx context.Context, db DB, cutoff time.Time, poll, wait time.Dur
 	if err := db.Exec(ctx, foldSightingsSQL, args...); err != nil {
 		return res, fmt.Errorf("fold tool sightings before %s: %w", cutoff.UTC().Format(time.RFC3339), err)
 	}
-	pendingSQL, pendingArgs := pendingMutationsSQL, []any(nil)
-	if c, ok := db.(*Clustered); ok {
-		pendingSQL, pendingArgs = clusterPendingMutationsSQL, []any{clickhouse.Named("cluster", c.Cluster), clickhouse.Named("database", c.Database)}
-	}
+	// The mutations of tool_sightings not finished yet (both engines have
+	// system.mutations with is_done; on a cluster the replicas of a shard
+	// apply the same replicated mutation).
+	mutations, pendingArgs := SystemRows(db, "mutations", "tool_sightings")
+	pendingSQL := "SELECT toUInt64(count()) AS pending FROM " + mutations + " AND is_done = 0"
 	deadline := time.Now().Add(wait)
 	for {
 		var pending []struct {

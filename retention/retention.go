@@ -258,13 +258,8 @@ func dropPartitions(ctx context.Context, db DB, t table, cutoff time.Time) ([]st
 	var parts []struct {
 		Partition string `ch:"partition"`
 	}
-	list := []any{clickhouse.Named("table", t.name)}
-	listSQL := "SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = @table AND active ORDER BY partition"
-	if c, ok := db.(*compact.Clustered); ok {
-		list = []any{clickhouse.Named("table", compact.LocalTable(db, t.name)), clickhouse.Named("cluster", c.Cluster), clickhouse.Named("database", c.Database)}
-		listSQL = "SELECT DISTINCT partition FROM cluster(@cluster, system.parts) WHERE database = @database AND table = @table AND active ORDER BY partition"
-	}
-	if err := db.Select(ctx, &parts, listSQL, list...); err != nil {
+	of, list := compact.SystemRows(db, "parts", t.name)
+	if err := db.Select(ctx, &parts, "SELECT DISTINCT partition FROM "+of+" AND active ORDER BY partition", list...); err != nil {
 		return nil, fmt.Errorf("retention: list partitions of %s: %w", t.name, err)
 	}
 	cutDay := cutoff.UTC().Truncate(24 * time.Hour)
