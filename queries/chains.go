@@ -1,11 +1,14 @@
 package queries
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
+
+var chainBoundSQL = mustSQL("chain_bound.sql")
 
 // DefaultRetryWindow is the largest gap between a call and the next call of
 // the same tool in the same session key for the second to be a retry of the
@@ -24,21 +27,89 @@ const ChainHorizon = 10
 // hi_s, both inclusive) so that the daily partitions prune. lo is back
 // windows before From, hi is ahead windows after To.
 func chainArgs(f Filter, window time.Duration, back, ahead int64) ([]any, error) {
+	w, err := chainWindow(f, window)
+	if err != nil {
+		return nil, err
+	}
+	return spanArgs(f, w, f.From.UnixMilli()-back*w, f.To.UnixMilli()+ahead*w), nil
+}
+
+// chainWindow checks a chain query's window and range and returns the
+// window in milliseconds.
+func chainWindow(f Filter, window time.Duration) (int64, error) {
 	w := window.Milliseconds()
 	if w <= 0 {
-		return nil, fmt.Errorf("retry window %s: want at least 1ms", window)
+		return 0, fmt.Errorf("retry window %s: want at least 1ms", window)
 	}
 	if !f.From.Before(f.To) {
-		return nil, fmt.Errorf("range [%s, %s) is empty", f.From, f.To)
+		return 0, fmt.Errorf("range [%s, %s) is empty", f.From, f.To)
 	}
-	lo := f.From.UnixMilli() - back*w
-	hi := f.To.UnixMilli() + ahead*w
+	return w, nil
+}
+
+// spanArgs binds the Filter's parameters, the window w and the span of
+// calls [lo, hi) in milliseconds, as chainArgs describes.
+func spanArgs(f Filter, w, lo, hi int64) []any {
 	return append(f.args(),
 		clickhouse.Named("window_ms", w),
 		clickhouse.Named("lo_ms", lo),
 		clickhouse.Named("hi_ms", hi),
 		clickhouse.Named("lo_s", floorDiv(lo, 1000)),
 		clickhouse.Named("hi_s", floorDiv(hi-1, 1000)),
+	)
+}
+
+// FoldedChainWindow is the retry window of the chains compact.RollupChains
+// folds each hour (compact/fold_chains_hour.sql), followed ChainHorizon
+// windows past the hour: only chain queries with this window read them.
+const FoldedChainWindow = DefaultRetryWindow
+
+// foldedChainArgs binds the parameters of the chain queries that read the
+// chain folds (retry_outcomes.sql, misclassifications.sql): chainArgs' with
+// the raw span starting one window before the bound, and the bound itself.
+// The bound (bound_s) is where the chains stop coming from the fold
+// (chain_bound.sql): the start of the first hour from the range's first
+// (from_hour_s) without a current chain fold, or of the hour the range ends
+// in; with a window other than FoldedChainWindow, or a range that starts
+// in the last two hours, it is the range's first hour, and every chain
+// comes from the raw calls. raw_from_ms is the
+// earliest start of a chain taken from the raw calls, the later of From and
+// the bound. When the bound is past the range no chain starts from it, and
+// the raw span is empty.
+func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration) ([]any, error) {
+	w, err := chainWindow(f, window)
+	if err != nil {
+		return nil, err
+	}
+	fromHour := floorDiv(f.From.UnixMilli(), 3_600_000) * 3600
+	toHour := floorDiv(f.To.UnixMilli(), 3_600_000) * 3600
+	bound := fromHour
+	// The job folds an hour once the hour after it is complete, so a range
+	// that starts in the last two hours (the gauges' trailing hour) has no
+	// fold to start from: the raw calls answer it, without asking. A clock
+	// behind the job's only sends a range to the raw calls too.
+	if window == FoldedChainWindow && toHour > fromHour && fromHour+7200 <= time.Now().Unix() {
+		var rows []struct {
+			Bound int64 `ch:"bound_s"`
+		}
+		if err := db.Select(ctx, &rows, chainBoundSQL, clickhouse.Named("from_hour_s", fromHour), clickhouse.Named("to_hour_s", toHour)); err != nil {
+			return nil, fmt.Errorf("chain bound: %w", err)
+		}
+		if len(rows) != 1 {
+			return nil, fmt.Errorf("chain bound: %d rows, want 1", len(rows))
+		}
+		bound = rows[0].Bound
+	}
+	to := f.To.UnixMilli()
+	rawFrom := max(f.From.UnixMilli(), bound*1000)
+	lo, hi := rawFrom-w, to+ChainHorizon*w
+	if rawFrom >= to {
+		lo = hi
+	}
+	return append(spanArgs(f, w, lo, hi),
+		clickhouse.Named("from_hour_s", fromHour),
+		clickhouse.Named("bound_s", bound),
+		clickhouse.Named("raw_from_ms", rawFrom),
 	), nil
 }
 

@@ -77,27 +77,34 @@ type Misclassification struct {
 // calls). Rows are ordered by kind, tool and category. For
 // retried_non_idempotent the tools' hints come from the definition in force
 // at f.To (as in ToolVersions); tools without a known definition are left
-// out, since their hints are unknown.
+// out, since their hints are unknown. With FoldedChainWindow the chains of
+// the hours the retention job has folded come from their fold (one query for
+// the bound first).
 //
-// The chain kinds and the misflagged kind are two queries, run at the same
-// time on db (which must be safe for concurrent use, as driver.Conn is);
+// The chain kinds (after the query for their fold's bound) and the
+// misflagged kind are two queries, run at the same time on db (which must be safe for concurrent use, as driver.Conn is);
 // each reads the data as it is when it starts, so rows added in between may
 // count in one kind and not yet in the other. An error of either is
 // returned, and cancels the other.
 func Misclassifications(ctx context.Context, db DB, f Filter, window time.Duration, minChains int64) ([]Misclassification, error) {
-	args, err := chainArgs(f, window, 1, ChainHorizon)
-	if err != nil {
+	if _, err := chainWindow(f, window); err != nil {
 		return nil, fmt.Errorf("misclassifications: %w", err)
 	}
 	sighted := f.To.Add(-sightingLookback).UnixMilli()
-	args = append(args, clickhouse.Named("min_chains", max(minChains, 1)),
-		clickhouse.Named("sighted_ms", sighted), clickhouse.Named("sighted_s", floorDiv(sighted, 1000)))
+	more := []any{clickhouse.Named("min_chains", max(minChains, 1)),
+		clickhouse.Named("sighted_ms", sighted), clickhouse.Named("sighted_s", floorDiv(sighted, 1000))}
 	// The first error cancels the other query and is the one returned.
 	var rows, flagged []Misclassification
-	err = together(ctx,
-		func(ctx context.Context) error { return db.Select(ctx, &rows, misclassificationsSQL, args...) },
+	err := together(ctx,
 		func(ctx context.Context) error {
-			if err := db.Select(ctx, &flagged, misflaggedSQL, args...); err != nil {
+			args, err := foldedChainArgs(ctx, db, f, window)
+			if err != nil {
+				return err
+			}
+			return db.Select(ctx, &rows, misclassificationsSQL, append(args, more...)...)
+		},
+		func(ctx context.Context) error {
+			if err := db.Select(ctx, &flagged, misflaggedSQL, append(f.args(), more...)...); err != nil {
 				return fmt.Errorf("misflagged: %w", err)
 			}
 			return nil

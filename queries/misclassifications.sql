@@ -39,6 +39,13 @@
 -- FINAL: the chains drop copies in the array step (see retry_outcomes.sql).
 -- Relies on the daily partitions for the time filter and on the (tenant,
 -- server, tool) prefix of the sort key for the filters.
+-- The chains that start in the hours that the retention job has folded come
+-- from the fold, one row a chain, up to @bound_s, and those from it on from
+-- the raw calls, as in retry_outcomes.sql (see its comments; with a window
+-- other than the fold's, every chain from the raw calls). Each chain
+-- carries a hash of its tenant, server and tool for the tools' lookup, as
+-- the dashboards' panel does: carried through the array steps, the names
+-- cost 18.16 70 ms more (BENCHMARKS.md, thirty-second round).
 SELECT kind, tool, category, chains, calls, recovered, total
 FROM (
   SELECT
@@ -76,9 +83,9 @@ FROM (
       -- ("Unknown identifier"), and the set takes argMax.
       SELECT
         tool_,
-        chains_,
-        toUInt8((tenant_, server_, CAST(tool_ AS String)) GLOBAL IN (
-          SELECT tenant_d, server_d, tool_d
+        ch,
+        toUInt8(key_ GLOBAL IN (
+          SELECT cityHash64(tenant_d, server_d, tool_d)
           FROM (
             -- The latest sighting of each tool sighted since sighted_ms
             -- (two days before to),
@@ -112,92 +119,103 @@ FROM (
             FROM tool_definitions FINAL
             WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_
       FROM (
-        SELECT
-          tool_,
-          tenant_,
-          server_,
-          -- One tuple per chain started in range: (category, declared, expected,
-          -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
-          -- args changed; first ts_ms).
-          arrayFilter(
-            x -> x.7 >= @from_ms AND x.7 < @to_ms,
-            arrayMap(
-              (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
-              arrayFilter((x, s) -> s = 1, c, st),
-              arrayFilter((k, s) -> s = 1, arrayEnumerate(c), st),
-              arrayFilter((k, e) -> e = 1, arrayEnumerate(c), en),
-              arrayFilter((x, e) -> e = 1, f, en),
-              arrayFilter((x, s) -> s = 1, dc, st),
-              arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
+        SELECT tool AS tool_, cityHash64(tenant, server, tool) AS key_, (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
+        FROM chains_folded
+        PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
+        WHERE hour >= toDateTime(@from_hour_s, 'UTC') AND hour < toDateTime(@bound_s, 'UTC')
+          AND start_ms >= @from_ms AND start_ms < @to_ms
+          AND (@tenant = '' OR tenant = @tenant)
+          AND (@all_tenants = 1 OR has(@tenants, tenant))
+          AND (@server = '' OR server = @server)
+          AND (@tool = '' OR tool = @tool)
+        UNION ALL
+        SELECT tool_, key_, ch0 AS ch
         FROM (
-          -- st: a chain starts; en: a chain ends (the next call is no retry); dc:
-          -- retries so far whose args_hash differs from the call before (a chain
-          -- changed its arguments iff dc grew between its first and last call).
-          SELECT
-            tool_, tenant_, server_, c, f,
-            arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
-            arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
-            arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
-          FROM (
-            -- r: a retry (the call before failed, at most the window earlier).
             SELECT
-              tool_, tenant_, server_, c, f, h,
-              arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
-                arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
+              tool_,
+              key_,
+              -- One tuple per chain started in range: (category, declared, expected,
+              -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
+              -- args changed; first ts_ms).
+              arrayFilter(
+                x -> x.7 >= @raw_from_ms AND x.7 < @to_ms,
+                arrayMap(
+                  (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
+                  arrayFilter((x, s) -> s = 1, c, st),
+                  arrayFilter((k, s) -> s = 1, arrayEnumerate(c), st),
+                  arrayFilter((k, e) -> e = 1, arrayEnumerate(c), en),
+                  arrayFilter((x, e) -> e = 1, f, en),
+                  arrayFilter((x, s) -> s = 1, dc, st),
+                  arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
             FROM (
-              -- t, f, h: the ts_ms, is_failure and args_hash of c.
-              SELECT tool_, tenant_, server_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
+              -- st: a chain starts; en: a chain ends (the next call is no retry); dc:
+              -- retries so far whose args_hash differs from the call before (a chain
+              -- changed its arguments iff dc grew between its first and last call).
+              SELECT
+                tool_, key_, c, f,
+                arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+                arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+                arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
               FROM (
-                -- c: the sequence without the extra copies of a re-ingested call.
-                SELECT tool_, tenant_, server_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
+                -- r: a retry (the call before failed, at most the window earlier).
+                SELECT
+                  tool_, key_, c, f, h,
+                  arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
+                    arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
                 FROM (
-                  -- keep: not a copy (same ts_ms and call_id as the element before;
-                  -- the latest ingest sorts first).
-                  SELECT
-                    tool_, tenant_, server_, c0, t0,
-                    arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
-                      arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
+                  -- t, f, h: the ts_ms, is_failure and args_hash of c.
+                  SELECT tool_, key_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
                   FROM (
-                    SELECT tool_, tenant_, server_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+                    -- c: the sequence without the extra copies of a re-ingested call.
+                    SELECT tool_, key_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
                     FROM (
+                      -- keep: not a copy (same ts_ms and call_id as the element before;
+                      -- the latest ingest sorts first).
                       SELECT
-                        tool AS tool_,
-                        toString(tenant) AS tenant_,
-                        toString(server) AS server_,
-                        arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
-                      FROM calls
-                      PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
-                        AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
-                        AND continuation = 0
-                        AND (@tenant = '' OR tenant = @tenant)
-                        AND (@all_tenants = 1 OR has(@tenants, tenant))
-                        AND (@server = '' OR server = @server)
-                        AND (@tool = '' OR tool = @tool)
-                        -- Only the groups with a failure: their hashes first, from the failed
-                        -- calls alone (see the header).
-                        AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
-                          SELECT cityHash64(tenant, server, session_key, tool)
+                        tool_, key_, c0, t0,
+                        arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+                          arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
+                      FROM (
+                        SELECT tool_, key_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+                        FROM (
+                          SELECT
+                            tool AS tool_,
+                            cityHash64(tenant, server, tool) AS key_,
+                            arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
                           FROM calls
-                          WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+                          PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
                             AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
                             AND continuation = 0
-                            AND is_failure = 1
                             AND (@tenant = '' OR tenant = @tenant)
                             AND (@all_tenants = 1 OR has(@tenants, tenant))
                             AND (@server = '' OR server = @server)
-                            AND (@tool = '' OR tool = @tool))
-                      GROUP BY tenant, server, session_key, tool
-                      HAVING max(is_failure) = 1
+                            AND (@tool = '' OR tool = @tool)
+                            -- Only the groups with a failure: their hashes first, from the failed
+                            -- calls alone (see the header).
+                            AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+                              SELECT cityHash64(tenant, server, session_key, tool)
+                              FROM calls
+                              WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+                                AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+                                AND continuation = 0
+                                AND is_failure = 1
+                                AND (@tenant = '' OR tenant = @tenant)
+                                AND (@all_tenants = 1 OR has(@tenants, tenant))
+                                AND (@server = '' OR server = @server)
+                                AND (@tool = '' OR tool = @tool))
+                          GROUP BY tenant, server, session_key, tool
+                          HAVING max(is_failure) = 1
+                        )
+                      )
                     )
                   )
                 )
               )
             )
-          )
         )
+        ARRAY JOIN chains_ AS ch0
       )
     )
-    ARRAY JOIN chains_ AS ch
     GROUP BY tool_, cat_
   )
   ARRAY JOIN [

@@ -32,9 +32,11 @@ type RetryOutcome struct {
 // RetryOutcomes returns, per tool, category, declared and expected
 // retryability of the first call, the retry chains that started in
 // [f.From, f.To) and how they ended, with window as the retry window. Rows
-// are ordered by tool, category, declared and expected retryability.
+// are ordered by tool, category, declared and expected retryability. With
+// FoldedChainWindow the chains of the hours the retention job has folded
+// come from their fold (one query for the bound, then the chains).
 func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) ([]RetryOutcome, error) {
-	args, err := chainArgs(f, window, 1, ChainHorizon)
+	args, err := foldedChainArgs(ctx, db, f, window)
 	if err != nil {
 		return nil, fmt.Errorf("retry outcomes: %w", err)
 	}

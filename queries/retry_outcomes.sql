@@ -41,6 +41,17 @@
 -- twenty-ninth round).
 -- Relies on the daily partitions for the time filter and on the (tenant,
 -- server, tool) prefix of the sort key for the filters.
+-- The chains that start in the hours that the retention job has folded
+-- (compact.RollupChains, schema/026_chains_folded.sql, with the default
+-- 60 s window) are read from the fold, one row a chain, from the hour the
+-- range starts in up to @bound_s, the first hour without a current chain
+-- fold or the hour the range ends in (chain_bound.sql, asked first by
+-- queries.RetryOutcomes); the chains that start from it on are computed
+-- from the raw calls, read from one window before it (@lo_ms), and counted
+-- from @raw_from_ms, the later of from and the bound. With another window
+-- the bound is the range's first hour, and every chain comes from the raw
+-- calls. MEASURE-ME (BENCHMARKS.md, thirty-sixth round); the dashboards'
+-- chain panels read the fold since the thirty-first.
 SELECT
   tool_ AS tool,
   ch.1 AS category,
@@ -54,77 +65,92 @@ SELECT
   toUInt64(countIf(ch.6 = 1)) AS args_changed_chains
 FROM (
   SELECT
-    tool_,
-    -- One tuple per chain started in range: (category, declared, expected,
-    -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
-    -- args changed; first ts_ms).
-    arrayFilter(
-      x -> x.7 >= @from_ms AND x.7 < @to_ms,
-      arrayMap(
-        (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
-        arrayFilter((x, s) -> s = 1, c, st),
-        arrayFilter((k, s) -> s = 1, arrayEnumerate(c), st),
-        arrayFilter((k, e) -> e = 1, arrayEnumerate(c), en),
-        arrayFilter((x, e) -> e = 1, f, en),
-        arrayFilter((x, s) -> s = 1, dc, st),
-        arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
+    CAST(tool AS String) AS tool_,
+    (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
+  FROM chains_folded
+  PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
+  WHERE hour >= toDateTime(@from_hour_s, 'UTC') AND hour < toDateTime(@bound_s, 'UTC')
+    AND start_ms >= @from_ms AND start_ms < @to_ms
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@all_tenants = 1 OR has(@tenants, tenant))
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+  UNION ALL
+  SELECT CAST(tool_ AS String) AS tool_, ch0 AS ch
   FROM (
-    -- st: a chain starts; en: a chain ends (the next call is no retry); dc:
-    -- retries so far whose args_hash differs from the call before (a chain
-    -- changed its arguments iff dc grew between its first and last call).
     SELECT
-      tool_, c, f,
-      arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
-      arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
-      arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
+      tool_,
+      -- One tuple per chain started in range: (category, declared, expected,
+      -- outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success; calls;
+      -- args changed; first ts_ms).
+      arrayFilter(
+        x -> x.7 >= @raw_from_ms AND x.7 < @to_ms,
+        arrayMap(
+          (x, s, e, fe, ds, de) -> (x.7, x.8, x.9, toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt64(e - s + 1), toUInt8(de > ds), x.1),
+          arrayFilter((x, s) -> s = 1, c, st),
+          arrayFilter((k, s) -> s = 1, arrayEnumerate(c), st),
+          arrayFilter((k, e) -> e = 1, arrayEnumerate(c), en),
+          arrayFilter((x, e) -> e = 1, f, en),
+          arrayFilter((x, s) -> s = 1, dc, st),
+          arrayFilter((x, e) -> e = 1, dc, en))) AS chains_
     FROM (
-      -- r: a retry (the call before failed, at most the window earlier).
+      -- st: a chain starts; en: a chain ends (the next call is no retry); dc:
+      -- retries so far whose args_hash differs from the call before (a chain
+      -- changed its arguments iff dc grew between its first and last call).
       SELECT
-        tool_, c, f, h,
-        arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
-          arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
+        tool_, c, f,
+        arrayMap((fi, ri) -> toUInt8(fi = 1 AND ri = 0), f, r) AS st,
+        arrayMap((fi, ri, rn) -> toUInt8((fi = 1 OR ri = 1) AND rn = 0), f, r, arrayPushBack(arrayPopFront(r), toUInt8(0))) AS en,
+        arrayCumSum(arrayMap((ri, hc, hp) -> toUInt8(ri = 1 AND hc != hp), r, h, arrayPushFront(arrayPopBack(h), toUInt64(0)))) AS dc
       FROM (
-        -- t, f, h: the ts_ms, is_failure and args_hash of c.
-        SELECT tool_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
+        -- r: a retry (the call before failed, at most the window earlier).
+        SELECT
+          tool_, c, f, h,
+          arrayMap((ti, tp, fp) -> toUInt8(fp = 1 AND ti - tp <= @window_ms), t,
+            arrayPushFront(arrayPopBack(t), toInt64(0)), arrayPushFront(arrayPopBack(f), toUInt8(0))) AS r
         FROM (
-          -- c: the sequence without the extra copies of a re-ingested call.
-          SELECT tool_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
+          -- t, f, h: the ts_ms, is_failure and args_hash of c.
+          SELECT tool_, c, t, arrayMap(x -> x.5, c) AS f, arrayMap(x -> x.6, c) AS h
           FROM (
-            -- keep: not a copy (same ts_ms and call_id as the element before;
-            -- the latest ingest sorts first).
-            SELECT
-              tool_, c0, t0,
-              arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
-                arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
+            -- c: the sequence without the extra copies of a re-ingested call.
+            SELECT tool_, arrayFilter((x, k) -> k = 1, c0, keep) AS c, arrayFilter((x, k) -> k = 1, t0, keep) AS t
             FROM (
-              SELECT tool_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+              -- keep: not a copy (same ts_ms and call_id as the element before;
+              -- the latest ingest sorts first).
+              SELECT
+                tool_, c0, t0,
+                arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
+                  arrayPushFront(arrayPopFront(arrayDifference(t0)), 1), arrayPushFront(arrayPopFront(arrayDifference(id0)), 1)) AS keep
               FROM (
-                SELECT
-                  tool AS tool_,
-                  arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
-                FROM calls
-                PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
-                  AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
-                  AND continuation = 0
-                  AND (@tenant = '' OR tenant = @tenant)
-                  AND (@all_tenants = 1 OR has(@tenants, tenant))
-                  AND (@server = '' OR server = @server)
-                  AND (@tool = '' OR tool = @tool)
-                  -- Only the groups with a failure: their hashes first, from the failed
-                  -- calls alone (see the header).
-                  AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
-                    SELECT cityHash64(tenant, server, session_key, tool)
-                    FROM calls
-                    WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
-                      AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
-                      AND continuation = 0
-                      AND is_failure = 1
-                      AND (@tenant = '' OR tenant = @tenant)
-                      AND (@all_tenants = 1 OR has(@tenants, tenant))
-                      AND (@server = '' OR server = @server)
-                      AND (@tool = '' OR tool = @tool))
-                GROUP BY tenant, server, session_key, tool
-                HAVING max(is_failure) = 1
+                SELECT tool_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
+                FROM (
+                  SELECT
+                    tool AS tool_,
+                    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
+                  FROM calls
+                  PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+                    AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+                    AND continuation = 0
+                    AND (@tenant = '' OR tenant = @tenant)
+                    AND (@all_tenants = 1 OR has(@tenants, tenant))
+                    AND (@server = '' OR server = @server)
+                    AND (@tool = '' OR tool = @tool)
+                    -- Only the groups with a failure: their hashes first, from the failed
+                    -- calls alone (see the header).
+                    AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+                      SELECT cityHash64(tenant, server, session_key, tool)
+                      FROM calls
+                      WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
+                        AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
+                        AND continuation = 0
+                        AND is_failure = 1
+                        AND (@tenant = '' OR tenant = @tenant)
+                        AND (@all_tenants = 1 OR has(@tenants, tenant))
+                        AND (@server = '' OR server = @server)
+                        AND (@tool = '' OR tool = @tool))
+                  GROUP BY tenant, server, session_key, tool
+                  HAVING max(is_failure) = 1
+                )
               )
             )
           )
@@ -132,7 +158,7 @@ FROM (
       )
     )
   )
+  ARRAY JOIN chains_ AS ch0
 )
-ARRAY JOIN chains_ AS ch
 GROUP BY tool, category, declared_retryable, expected_retryable
 ORDER BY tool, category, declared_retryable, expected_retryable

@@ -1,0 +1,162 @@
+package queries_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+	"github.com/mcplens/mcplens/queries"
+)
+
+// TestChainQueriesReadTheChainFolds runs retry outcomes and
+// misclassifications on random traffic whose hours the retention job has
+// folded (compact.RollupChains), on every engine, and compares them row for
+// row with the reference implementation: with the chains of the folded hours
+// from their fold and the others from the raw calls (the default window),
+// and from the raw calls alone (another window). The traffic is replayed
+// into hours already folded, which sends them back to the raw calls, then
+// folded again. Last, the fold's rows are emptied while its records stay:
+// an answer with the default window must change (the folds were read), and
+// the other window's must not.
+func TestChainQueriesReadTheChainFolds(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	// The job folds only hours whose last insert is settled by the server's
+	// clock, so the traffic lies in the hours before now.
+	start := now.Truncate(time.Hour).Add(-6 * time.Hour)
+	calls, replays := genTraffic(20261205, 600, start, 3*time.Hour)
+	// Its long retry loops leave a chain open in every hour, so the sessions
+	// that last over 50 minutes are left out: the one storm below is open.
+	first, last := map[string]int64{}, map[string]int64{}
+	for _, c := range calls {
+		if f, ok := first[c.SessionKey]; !ok || c.TimeMs < f {
+			first[c.SessionKey] = c.TimeMs
+		}
+		last[c.SessionKey] = max(last[c.SessionKey], c.TimeMs)
+	}
+	short := func(c pipeline.Call) bool { return last[c.SessionKey]-first[c.SessionKey] > 50*60_000 }
+	calls, replays = slices.DeleteFunc(calls, short), slices.DeleteFunc(replays, short)
+	// A storm that starts at 1:55 and retries every 50 s until 2:19:10,
+	// past 2:10, where the fold of 1:00 stops reading: that fold is open,
+	// and the queries read the hour raw.
+	for i := range 30 {
+		c := call{session: "storm", tool: "search", req: fmt.Sprint(i), category: classify.RateLimited, declared: 1}.row()
+		at := start.Add(115*time.Minute + time.Duration(i)*50*time.Second)
+		c.Time, c.TimeMs, c.CallID = at, at.UnixMilli(), hashString(fmt.Sprint("storm|", i))
+		calls = append(calls, c)
+	}
+	defs, nonIdempotent := chtest.FleetDefinitions(start)
+	h := func(d time.Duration) time.Time { return start.Add(d) }
+	type foldCase struct {
+		f         queries.Filter
+		window    time.Duration
+		minChains int64
+	}
+	cases := []foldCase{
+		{queries.Filter{From: h(0), To: h(4 * time.Hour)}, time.Minute, 1},
+		{queries.Filter{From: h(time.Hour), To: h(2 * time.Hour)}, time.Minute, 1},
+		{queries.Filter{From: h(30*time.Minute + 500*time.Millisecond), To: h(150*time.Minute + 1500*time.Millisecond)}, time.Minute, 2},
+		{queries.Filter{From: h(-time.Hour), To: h(3*time.Hour - time.Millisecond), Tenant: "acme"}, time.Minute, 1},
+		{queries.Filter{From: h(time.Hour), To: h(3 * time.Hour), Server: "crm", Tool: "search"}, time.Minute, 1},
+		{queries.Filter{From: h(0), To: h(4 * time.Hour)}, 5 * time.Second, 1},
+		{queries.Filter{From: h(30 * time.Minute), To: h(150 * time.Minute)}, 5 * time.Second, 1},
+	}
+	type answers struct {
+		outcomes []queries.RetryOutcome
+		mis      []queries.Misclassification
+	}
+	reference := func(rows int) []answers {
+		all := append(calls[:len(calls):len(calls)], replays[:rows]...)
+		want := make([]answers, len(cases))
+		for i, c := range cases {
+			want[i] = answers{refRetryOutcomes(all, c.f, c.window), refMisclassifications(all, c.f, c.window, c.minChains, nonIdempotent(c.f.To))}
+		}
+		return want
+	}
+	name := func(c foldCase) string {
+		return fmt.Sprintf("[%s, %s) tenant=%q server=%q tool=%q window=%s",
+			c.f.From.Format("15:04:05.000"), c.f.To.Format("15:04:05.000"), c.f.Tenant, c.f.Server, c.f.Tool, c.window)
+	}
+	// check returns which cases differ from want, failing the test for each
+	// one unless expected.
+	check := func(t *testing.T, e *chtest.Engine, step string, want []answers, expected bool) []bool {
+		t.Helper()
+		differ := make([]bool, len(cases))
+		for i, c := range cases {
+			outcomes, err := queries.RetryOutcomes(ctx, e.DB, c.f, c.window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mis, err := queries.Misclassifications(ctx, e.DB, c.f, c.window, c.minChains)
+			if err != nil {
+				t.Fatal(err)
+			}
+			differ[i] = !equalRows(outcomes, want[i].outcomes) || !equalRows(mis, want[i].mis)
+			if differ[i] && !expected {
+				t.Errorf("%s, %s: SQL and reference differ\n got %s\n     %s\nwant %s\n     %s", step, name(c),
+					dump(outcomes), dump(mis), dump(want[i].outcomes), dump(want[i].mis))
+			}
+		}
+		return differ
+	}
+	fold := func(t *testing.T, e *chtest.Engine) compact.ChainResult {
+		t.Helper()
+		// now after the inserts: an hour is settled once its last insert,
+		// by the server's clock, is settle (0) before now.
+		res, err := compact.RollupChains(ctx, e.DB, time.Now(), 12*time.Hour, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	wantFirst, wantAll := reference(0), reference(len(replays))
+	outcomes, mis := 0, 0
+	for _, w := range wantAll {
+		outcomes, mis = outcomes+len(w.outcomes), mis+len(w.mis)
+	}
+	if outcomes < 200 || mis < 20 {
+		t.Fatalf("the reference gives only %d retry outcome rows and %d misclassifications; the traffic is too thin to test much", outcomes, mis)
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			e.InsertTools(t, defs)
+			res := fold(t, e)
+			read := len(res.Folded) - len(res.Open)
+			if read < 3 || len(res.Open) == 0 {
+				t.Fatalf("folded %d hours (%v), %d of them open; want at least 3 to read and an open one, which the chain queries read raw", len(res.Folded), res.Folded, len(res.Open))
+			}
+			check(t, e, "folded", wantFirst, false)
+
+			e.Insert(t, replays)
+			check(t, e, "replayed into folded hours", wantAll, false)
+			if res := fold(t, e); len(res.Folded) == 0 {
+				t.Fatal("folded nothing after the replays")
+			}
+			check(t, e, "folded again", wantAll, false)
+
+			if err := e.DB.Exec(ctx, "TRUNCATE TABLE chains_folded"); err != nil {
+				t.Fatal(err)
+			}
+			differ := check(t, e, "fold rows emptied", wantAll, true)
+			read = 0
+			for i, c := range cases {
+				switch {
+				case c.window != queries.FoldedChainWindow && differ[i]:
+					t.Errorf("%s: the answer changed with the fold's rows emptied; only the window %s reads them", name(c), queries.FoldedChainWindow)
+				case c.window == queries.FoldedChainWindow && differ[i]:
+					read++
+				}
+			}
+			if read == 0 {
+				t.Error("no answer with the default window changed when the fold's rows were emptied: the chain queries do not read the fold")
+			}
+		})
+	}
+}
