@@ -88,6 +88,9 @@ func (d scopedDB) Select(ctx context.Context, dest any, query string, args ...an
 	if !ok {
 		return d.db.Select(ctx, dest, query, args...)
 	}
+	if queries.ReadsNoTenantData(query) {
+		return d.db.Select(ctx, dest, query, args...)
+	}
 	if !strings.Contains(query, "@tenants") || !strings.Contains(query, "@all_tenants") {
 		return errUnscoped
 	}

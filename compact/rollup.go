@@ -52,6 +52,10 @@ var (
 	foldCategoriesHourSQL string
 	//go:embed drop_rollup_fold_categories.sql
 	dropRollupFoldCategoriesSQL string
+	//go:embed fold_flags_hour.sql
+	foldFlagsHourSQL string
+	//go:embed drop_rollup_fold_flags.sql
+	dropRollupFoldFlagsSQL string
 )
 
 // RollupResult is what one RollupHours call did.
@@ -90,11 +94,15 @@ type RollupResult struct {
 // offending arguments panel adds up instead of reading the range's argument
 // arrays again, and its calls per tool and category
 // (calls_categories_folded, 029), which Misclassified retryables adds up
-// instead of merging their states. An hour is folded when calls
+// instead of merging their states, and its calls per category of their
+// latest ingest with the misflagged among them (calls_flags_folded, 030),
+// which the API's misflagged rows add up instead of counting every call of
+// the range. An hour is folded when calls
 // or violations brought rows to it since the migration that counts them
 // (calls_hour_inserts), its insert count has no fold yet (or only one made
 // before the folds listed their hour's copies and their latest ingests and
-// held its violations, INVALID_ARGUMENT arguments and calls per category),
+// held its violations, INVALID_ARGUMENT arguments, calls per category and
+// flags),
 // and its last insert, by the server's clock, is at least settle before
 // now (settle covers the clocks' skew too); a fold whose hour took an
 // insert while it ran is not recorded and is made again by a later run. It
@@ -200,6 +208,7 @@ func foldHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint6
 		{foldViolationOutcomesHourSQL, "fold schema violation outcomes of hour"},
 		{foldInvalidArgsHourSQL, "fold INVALID_ARGUMENT arguments of hour"},
 		{foldCategoriesHourSQL, "fold calls per category of hour"},
+		{foldFlagsHourSQL, "fold calls per category and flag of hour"},
 	} {
 		if err := db.Exec(ctx, step.q, at...); err != nil {
 			return 0, false, fmt.Errorf("%s %s: %w", step.what, hour.Format(time.RFC3339), err)
@@ -231,7 +240,7 @@ type foldTables struct {
 var rollupFoldTables = foldTables{
 	what: "rollup folds",
 	list: supersededRollupFoldsSQL,
-	drop: []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL, dropRollupFoldCategoriesSQL},
+	drop: []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL, dropRollupFoldCategoriesSQL, dropRollupFoldFlagsSQL},
 }
 
 // dropSuperseded deletes the rows and records of the folds of the hours

@@ -4,8 +4,8 @@
 -- calls_latest_folded), holds its schema violations (its marks, side or
 -- outcome empty, in violations_folded and violation_outcomes_folded), its
 -- INVALID_ARGUMENT calls' arguments (its mark, calls 0, in
--- invalid_args_folded) and its calls per category (its mark, calls 0, in
--- calls_categories_folded). A
+-- invalid_args_folded) and its calls per category (its marks, calls 0, in
+-- calls_categories_folded and calls_flags_folded). A
 -- fold made before one of these tables existed lacks its mark, and
 -- RollupHours folds its hour again, once.
 SELECT DISTINCT
@@ -36,4 +36,8 @@ WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
   AND (hour, fold) GLOBAL IN (
     SELECT hour, fold
     FROM calls_categories_folded
+    WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0)
+  AND (hour, fold) GLOBAL IN (
+    SELECT hour, fold
+    FROM calls_flags_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0)

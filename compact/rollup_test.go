@@ -32,7 +32,7 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 			Tenant: []string{"acme", "globex"}[i%2], Server: "kb", Tool: []string{"search", "fetch", "list"}[i%3],
 			SessionKey: fmt.Sprint("s", i%4), RequestID: fmt.Sprint(first + uint64(i)), CallID: first + uint64(i), Source: "capture", ArgsJSON: "{}",
 			ArgKeys: []string{"dept", "at"}, ArgValues: []string{[]string{"finance", "finace", "hr"}[i/2%3], fmt.Sprint(ingestedMs)}, HasResponse: 1, IsError: -1, Category: cat, IsFailure: failure,
-			IngestedMs: ingestedMs}
+			Misflagged: uint8((int64(i) + ingestedMs) % 3 / 2), IngestedMs: ingestedMs}
 	}
 	return out
 }
@@ -42,8 +42,9 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 // copied call ids (calls_copies_folded, lines starting "copied") and their
 // latest ingests (calls_latest_folded, "latest") and its INVALID_ARGUMENT
 // calls per session and argument (invalid_args_folded, "args") and its
-// calls per tool and category (calls_categories_folded, "categories"), and
-// what they must be: calls_5m's merged states for the rollup's counts, and for
+// calls per tool and category (calls_categories_folded, "categories") and
+// per category of the latest ingest with the misflagged among them
+// (calls_flags_folded, "flags"), and what they must be: calls_5m's merged states for the rollup's counts, and for
 // the raw ones the distinct calls among inserted and those whose latest
 // ingest is INVALID_ARGUMENT, the call ids inserted more than once, the
 // arguments of the calls whose latest ingest is INVALID_ARGUMENT, the
@@ -150,6 +151,24 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, c := range categories {
 		folded = append(folded, fmt.Sprintf("categories %d %s %s %s %s: %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Category, c.Calls))
 	}
+	var flags []struct {
+		Hour       int64  `ch:"hour_s"`
+		Tenant     string `ch:"tenant_name"`
+		Server     string `ch:"server_name"`
+		Tool       string `ch:"tool_name"`
+		Category   string `ch:"category_name"`
+		Calls      uint64 `ch:"calls"`
+		Misflagged uint64 `ch:"misflagged"`
+	}
+	if err := e.DB.Select(context.Background(), &flags, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name,
+		toString(server) AS server_name, toString(tool) AS tool_name, toString(category) AS category_name, calls, misflagged
+		FROM calls_flags_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range flags {
+		folded = append(folded, fmt.Sprintf("flags %d %s %s %s %s: %d %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Category, c.Calls, c.Misflagged))
+	}
 	// The calls per category: distinct call ids of the rows inserted; every
 	// hour with calls has the mark.
 	type catKey struct {
@@ -245,6 +264,20 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	}
 	for p, n := range pairs {
 		want = append(want, fmt.Sprintf("%s: %d", p, n))
+	}
+	// The calls per category of their latest ingest, and the misflagged
+	// among them; the mark of every folded hour.
+	flagged := map[string][2]int{}
+	for _, c := range latest {
+		if hour := c.Time.Unix() / 3600 * 3600; hour >= lo && hour < hi {
+			flagged[fmt.Sprintf("flags %d    ", hour)] = [2]int{}
+			k := fmt.Sprintf("flags %d %s %s %s %s", hour, c.Tenant, c.Server, c.Tool, c.Category)
+			n := flagged[k]
+			flagged[k] = [2]int{n[0] + 1, n[1] + int(c.Misflagged)}
+		}
+	}
+	for k, n := range flagged {
+		want = append(want, fmt.Sprintf("%s: %d %d", k, n[0], n[1]))
 	}
 	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
 		toUInt64(uniqExactMerge(calls)) AS calls_n, toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_n,
@@ -388,14 +421,14 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 // listed their hour's copies or their latest ingests, or held its schema
 // violations, INVALID_ARGUMENT arguments or calls per category
 // (calls_copies_folded, calls_latest_folded, violations_folded,
-// violation_outcomes_folded, invalid_args_folded or calls_categories_folded
-// emptied, as each is after the upgrade that
+// violation_outcomes_folded, invalid_args_folded, calls_categories_folded or
+// calls_flags_folded emptied, as each is after the upgrade that
 // adds it) are made again at the same insert count by the next run, which then
 // lists them and deletes the older folds; a run after that folds nothing.
 func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "calls_categories_folded"} {
+	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "calls_categories_folded", "calls_flags_folded"} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
 				if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
@@ -470,7 +503,7 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 // TestRollupHoursCutShortIsNeverRead: a fold cut short (the server gone)
 // after its calls_5m_folded rows, or after any later step of it (sums,
 // copied call ids, latest ingests, schema violations, INVALID_ARGUMENT
-// arguments, calls per category), but before its
+// arguments, calls per category, per category and flag), but before its
 // record, is never read; the next run folds the hour again.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
@@ -486,7 +519,8 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 		{5, "fold schema violation outcomes of hour "},
 		{6, "fold INVALID_ARGUMENT arguments of hour "},
 		{7, "fold calls per category of hour "},
-		{8, "record rollup fold of "},
+		{8, "fold calls per category and flag of hour "},
+		{9, "record rollup fold of "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {

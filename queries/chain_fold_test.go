@@ -16,14 +16,16 @@ import (
 
 // TestChainQueriesReadTheChainFolds runs retry outcomes and
 // misclassifications on random traffic whose hours the retention job has
-// folded (compact.RollupChains), on every engine, and compares them row for
+// folded (compact.RollupChains, and compact.RollupHours for the misflagged
+// rows' calls_flags_folded), on every engine, and compares them row for
 // row with the reference implementation: with the chains of the folded hours
 // from their fold and the others from the raw calls (the default window),
 // and from the raw calls alone (another window). The traffic is replayed
 // into hours already folded, which sends them back to the raw calls, then
 // folded again. Last, the fold's rows are emptied while its records stay:
 // an answer with the default window must change (the folds were read), and
-// the other window's must not.
+// the other window's must not; and the flags fold's rows doubled must
+// change a misflagged row.
 func TestChainQueriesReadTheChainFolds(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -109,6 +111,9 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		t.Helper()
 		// now after the inserts: an hour is settled once its last insert,
 		// by the server's clock, is settle (0) before now.
+		if _, err := compact.RollupHours(ctx, e.DB, time.Now(), 12*time.Hour, 0); err != nil {
+			t.Fatal(err)
+		}
 		res, err := compact.RollupChains(ctx, e.DB, time.Now(), 12*time.Hour, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -156,6 +161,28 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 			}
 			if read == 0 {
 				t.Error("no answer with the default window changed when the fold's rows were emptied: the chain queries do not read the fold")
+			}
+
+			// The misflagged rows count the whole hours from their fold
+			// (calls_flags_folded): with its rows doubled, some must change.
+			if err := e.DB.Exec(ctx, "INSERT INTO calls_flags_folded SELECT * FROM calls_flags_folded WHERE calls > 0"); err != nil {
+				t.Fatal(err)
+			}
+			misflagged := func(rows []queries.Misclassification) []queries.Misclassification {
+				return slices.DeleteFunc(slices.Clone(rows), func(m queries.Misclassification) bool { return m.Kind != queries.KindMisflagged })
+			}
+			changed := 0
+			for i, c := range cases {
+				mis, err := queries.Misclassifications(ctx, e.DB, c.f, c.window, c.minChains)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalRows(misflagged(mis), misflagged(wantAll[i].mis)) {
+					changed++
+				}
+			}
+			if changed == 0 {
+				t.Error("no misflagged row changed when the flags fold's rows were doubled: the misflagged query does not read the fold")
 			}
 		})
 	}

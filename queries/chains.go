@@ -59,6 +59,13 @@ func spanArgs(f Filter, w, lo, hi int64) []any {
 	)
 }
 
+// ReadsNoTenantData reports whether query is the text of one of this
+// package's queries that read no tenant's rows: chain_bound.sql, which reads
+// the hours and ids of the current chain folds. A caller restricted to some
+// tenants may run it unscoped (api/auth.go refuses any other query without
+// @tenants).
+func ReadsNoTenantData(query string) bool { return query == chainBoundSQL }
+
 // FoldedChainWindow is the retry window of the chains compact.RollupChains
 // folds each hour (compact/fold_chains_hour.sql), followed ChainHorizon
 // windows past the hour: only chain queries with this window read them.

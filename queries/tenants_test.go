@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcplens/mcplens/queries"
 )
 
 // TestEveryQueryTakesTheTenantAllowList: each SQL file restricts tenants
@@ -28,6 +30,17 @@ func TestEveryQueryTakesTheTenantAllowList(t *testing.T) {
 		allow := strings.Count(s, "(@all_tenants = 1 OR has(@tenants, tenant))")
 		if allow != single || single == 0 && reads.MatchString(s) {
 			t.Errorf("%s: %d tenant filters, %d tenant allow-lists; every tenant filter needs its allow-list, and every read of calls both", f, single, allow)
+		}
+		// The one query a restricted caller runs unscoped reads nothing but
+		// the chain folds' hours and ids.
+		if queries.ReadsNoTenantData(s) != (f == "chain_bound.sql") {
+			t.Errorf("%s: ReadsNoTenantData %v", f, queries.ReadsNoTenantData(s))
+		}
+		if f == "chain_bound.sql" {
+			code := regexp.MustCompile(`(?m)^\s*--.*$`).ReplaceAllString(s, "")
+			if tables := regexp.MustCompile(`\bFROM\s+(\w+)`).FindAllStringSubmatch(code, -1); len(tables) != 1 || tables[0][1] != "chain_current_folds" {
+				t.Errorf("%s reads %v; a query run unscoped for a restricted caller may read chain_current_folds only", f, tables)
+			}
 		}
 	}
 }

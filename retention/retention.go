@@ -107,6 +107,7 @@ var tables = []table{
 	{"violation_outcomes_folded", "hour", false},
 	{"invalid_args_folded", "hour", false},
 	{"calls_categories_folded", "hour", true},
+	{"calls_flags_folded", "hour", false},
 	{"chains_folded", "hour", false},
 	{"chain_folds", "hour", false},
 }
