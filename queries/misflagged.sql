@@ -63,6 +63,14 @@ FROM (
         FROM calls_copies_folded
         WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
           AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
+          -- not those of the hours counted from calls_flags_folded
+          AND hour GLOBAL NOT IN (
+            SELECT hour
+            FROM calls_flags_folded
+            WHERE calls = 0
+              AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+              AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
+              AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
         UNION ALL
         SELECT call_id
         FROM calls
