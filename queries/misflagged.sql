@@ -18,8 +18,11 @@
 -- (compact.RollupHours, schema/030_calls_flags_folded.sql, a current fold
 -- with its mark, calls 0: the same calls, counted the same way), the other
 -- hours from the raw rows; a call belongs to one hour, so the counts add
--- up. Counting every call of the range took 2.1 s over 7 days of 10M calls
--- on 18.16 and 1.1 s on 26.7 (BENCHMARKS.md, thirty-sixth round).
+-- up. Counting every call of the range took 1.6-2.1 s over 7 days of 10M
+-- calls on 18.16 and 1.0 s on 26.7, 0.6-0.8 s and 0.37 s with the fold
+-- (BENCHMARKS.md, thirty-sixth round). The raw hours still read the ts and
+-- call_id columns of the whole range, since a set of hours prunes no part;
+-- a bound, as the chain queries take, would let the days between be skipped.
 SELECT kind, tool, category, chains, calls, recovered, total
 FROM (
   SELECT

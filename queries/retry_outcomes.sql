@@ -50,8 +50,11 @@
 -- from the raw calls, read from one window before it (@lo_ms), and counted
 -- from @raw_from_ms, the later of from and the bound. With another window
 -- the bound is the range's first hour, and every chain comes from the raw
--- calls. MEASURE-ME (BENCHMARKS.md, thirty-sixth round); the dashboards'
--- chain panels read the fold since the thirty-first.
+-- calls. Every chain from the raw calls took 0.58-0.75 s over 24 hours of
+-- 10M calls on 18.16 and 5-6 s over 7 days (26.7: 0.29 s and 1.3 s); with
+-- the fold 0.12-0.19 s and 0.24 s (26.7: 0.06-0.09 s and 0.12 s), the
+-- bound's query 9-12 ms more (BENCHMARKS.md, thirty-sixth round). The
+-- dashboards' chain panels read the fold since the thirty-first.
 SELECT
   tool_ AS tool,
   ch.1 AS category,
