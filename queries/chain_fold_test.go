@@ -22,7 +22,8 @@ import (
 // from their fold and the others from the raw calls (the default window),
 // and from the raw calls alone (another window). The traffic is replayed
 // into hours already folded, which sends them back to the raw calls, then
-// folded again. Last, the fold's rows are emptied while its records stay:
+// folded again, and a late call leaves one hour unfolded between folded
+// ones. Last, the fold's rows are emptied while its records stay:
 // an answer with the default window must change (the folds were read), and
 // the other window's must not; and the flags fold's rows doubled must
 // change a misflagged row.
@@ -73,8 +74,12 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		outcomes []queries.RetryOutcome
 		mis      []queries.Misclassification
 	}
-	reference := func(rows int) []answers {
-		all := append(calls[:len(calls):len(calls)], replays[:rows]...)
+	// A late call into 08:00, once everything is folded: the hours on
+	// either side stay folded, 08:00 and its chains are read raw.
+	late := call{session: "late", tool: "fetch", req: "late", category: classify.Unavailable, declared: 1}.row()
+	late.Time, late.TimeMs, late.CallID, late.Misflagged = h(95*time.Minute), h(95*time.Minute).UnixMilli(), hashString("late"), 1
+	reference := func(rows int, extra ...pipeline.Call) []answers {
+		all := append(append(calls[:len(calls):len(calls)], replays[:rows]...), extra...)
 		want := make([]answers, len(cases))
 		for i, c := range cases {
 			want[i] = answers{refRetryOutcomes(all, c.f, c.window), refMisclassifications(all, c.f, c.window, c.minChains, nonIdempotent(c.f.To))}
@@ -120,7 +125,7 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		}
 		return res
 	}
-	wantFirst, wantAll := reference(0), reference(len(replays))
+	wantFirst, wantAll, wantLate := reference(0), reference(len(replays)), reference(len(replays), late)
 	outcomes, mis := 0, 0
 	for _, w := range wantAll {
 		outcomes, mis = outcomes+len(w.outcomes), mis+len(w.mis)
@@ -146,10 +151,17 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 			}
 			check(t, e, "folded again", wantAll, false)
 
+			e.Insert(t, []pipeline.Call{late})
+			check(t, e, "a late call into a folded hour", wantLate, false)
+			if res := fold(t, e); len(res.Folded) == 0 {
+				t.Fatal("folded nothing after the late call")
+			}
+			check(t, e, "its hour folded again", wantLate, false)
+
 			if err := e.DB.Exec(ctx, "TRUNCATE TABLE chains_folded"); err != nil {
 				t.Fatal(err)
 			}
-			differ := check(t, e, "fold rows emptied", wantAll, true)
+			differ := check(t, e, "fold rows emptied", wantLate, true)
 			read = 0
 			for i, c := range cases {
 				switch {
@@ -177,7 +189,7 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !equalRows(misflagged(mis), misflagged(wantAll[i].mis)) {
+				if !equalRows(misflagged(mis), misflagged(wantLate[i].mis)) {
 					changed++
 				}
 			}

@@ -10,6 +10,31 @@ import (
 
 var chainBoundSQL = mustSQL("chain_bound.sql")
 
+// ReadsNoTenantData reports whether query is the text of one of this
+// package's queries that read no tenant's rows: the bounds of the folds,
+// chain_bound.sql (the hours and ids of the current chain folds) and
+// flags_bound.sql (the hours of calls_flags_folded's marks). A caller
+// restricted to some tenants may run them unscoped (api/auth.go refuses any
+// other query without @tenants).
+func ReadsNoTenantData(query string) bool {
+	return query == chainBoundSQL || query == flagsBoundSQL
+}
+
+// foldBound runs a bound query (chain_bound.sql, flags_bound.sql) with args
+// and returns its one value.
+func foldBound(ctx context.Context, db DB, query string, args ...any) (int64, error) {
+	var rows []struct {
+		Bound int64 `ch:"bound_s"`
+	}
+	if err := db.Select(ctx, &rows, query, args...); err != nil {
+		return 0, err
+	}
+	if len(rows) != 1 {
+		return 0, fmt.Errorf("%d rows, want 1", len(rows))
+	}
+	return rows[0].Bound, nil
+}
+
 // DefaultRetryWindow is the largest gap between a call and the next call of
 // the same tool in the same session key for the second to be a retry of the
 // first (inclusive), unless a request asks for another (docs/analytics.md).
@@ -59,13 +84,6 @@ func spanArgs(f Filter, w, lo, hi int64) []any {
 	)
 }
 
-// ReadsNoTenantData reports whether query is the text of one of this
-// package's queries that read no tenant's rows: chain_bound.sql, which reads
-// the hours and ids of the current chain folds. A caller restricted to some
-// tenants may run it unscoped (api/auth.go refuses any other query without
-// @tenants).
-func ReadsNoTenantData(query string) bool { return query == chainBoundSQL }
-
 // FoldedChainWindow is the retry window of the chains compact.RollupChains
 // folds each hour (compact/fold_chains_hour.sql), followed ChainHorizon
 // windows past the hour: only chain queries with this window read them.
@@ -96,16 +114,9 @@ func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration)
 	// fold to start from: the raw calls answer it, without asking. A clock
 	// behind the job's only sends a range to the raw calls too.
 	if window == FoldedChainWindow && toHour > fromHour && fromHour+7200 <= time.Now().Unix() {
-		var rows []struct {
-			Bound int64 `ch:"bound_s"`
-		}
-		if err := db.Select(ctx, &rows, chainBoundSQL, clickhouse.Named("from_hour_s", fromHour), clickhouse.Named("to_hour_s", toHour)); err != nil {
+		if bound, err = foldBound(ctx, db, chainBoundSQL, clickhouse.Named("from_hour_s", fromHour), clickhouse.Named("to_hour_s", toHour)); err != nil {
 			return nil, fmt.Errorf("chain bound: %w", err)
 		}
-		if len(rows) != 1 {
-			return nil, fmt.Errorf("chain bound: %d rows, want 1", len(rows))
-		}
-		bound = rows[0].Bound
 	}
 	to := f.To.UnixMilli()
 	rawFrom := max(f.From.UnixMilli(), bound*1000)

@@ -13,6 +13,7 @@ import (
 var (
 	misclassificationsSQL = mustSQL("misclassifications.sql")
 	misflaggedSQL         = mustSQL("misflagged.sql")
+	flagsBoundSQL         = mustSQL("flags_bound.sql")
 )
 
 // The kinds of Misclassification (docs/analytics.md, "Misclassified
@@ -104,7 +105,11 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 			return db.Select(ctx, &rows, misclassificationsSQL, append(args, more...)...)
 		},
 		func(ctx context.Context) error {
-			if err := db.Select(ctx, &flagged, misflaggedSQL, append(f.args(), more...)...); err != nil {
+			args, err := flagsArgs(ctx, db, f)
+			if err != nil {
+				return fmt.Errorf("misflagged: %w", err)
+			}
+			if err := db.Select(ctx, &flagged, misflaggedSQL, append(args, more...)...); err != nil {
 				return fmt.Errorf("misflagged: %w", err)
 			}
 			return nil
@@ -120,6 +125,26 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 		rows[i].Evidence = rows[i].evidence()
 	}
 	return rows, nil
+}
+
+// flagsArgs binds misflagged.sql's parameters: the Filter's, first_s, the
+// start of the range's first whole hour, and flags_bound_s, the start of
+// the first whole hour without a fold of its calls per category and flag
+// (flags_bound.sql), or of the hour the range ends in. The query reads the
+// raw calls before first_s and from the bound on. A range whose first whole
+// hour is not over yet has no fold to start from, and is read raw without
+// asking.
+func flagsArgs(ctx context.Context, db DB, f Filter) ([]any, error) {
+	first := -floorDiv(-f.From.UnixMilli(), 3_600_000) * 3600
+	toHour := floorDiv(f.To.UnixMilli(), 3_600_000) * 3600
+	bound := first
+	if toHour > first && first+3600 <= time.Now().Unix() {
+		var err error
+		if bound, err = foldBound(ctx, db, flagsBoundSQL, clickhouse.Named("first_s", first), clickhouse.Named("to_hour_s", toHour)); err != nil {
+			return nil, fmt.Errorf("flags bound: %w", err)
+		}
+	}
+	return append(f.args(), clickhouse.Named("first_s", first), clickhouse.Named("flags_bound_s", bound)), nil
 }
 
 // evidence states the counts behind a row in one short sentence.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,15 +32,25 @@ func TestEveryQueryTakesTheTenantAllowList(t *testing.T) {
 		if allow != single || single == 0 && reads.MatchString(s) {
 			t.Errorf("%s: %d tenant filters, %d tenant allow-lists; every tenant filter needs its allow-list, and every read of calls both", f, single, allow)
 		}
-		// The one query a restricted caller runs unscoped reads nothing but
-		// the chain folds' hours and ids.
-		if queries.ReadsNoTenantData(s) != (f == "chain_bound.sql") {
+		// The queries a restricted caller runs unscoped read nothing but
+		// the folds' hours and ids: the current chain folds, and the marks
+		// (calls 0) of calls_flags_folded with the current hour folds.
+		unscoped := map[string][]string{
+			"chain_bound.sql": {"chain_current_folds"},
+			"flags_bound.sql": {"calls_flags_folded", "calls_5m_current_folds"},
+		}
+		want, ok := unscoped[f]
+		if queries.ReadsNoTenantData(s) != ok {
 			t.Errorf("%s: ReadsNoTenantData %v", f, queries.ReadsNoTenantData(s))
 		}
-		if f == "chain_bound.sql" {
+		if ok {
 			code := regexp.MustCompile(`(?m)^\s*--.*$`).ReplaceAllString(s, "")
-			if tables := regexp.MustCompile(`\bFROM\s+(\w+)`).FindAllStringSubmatch(code, -1); len(tables) != 1 || tables[0][1] != "chain_current_folds" {
-				t.Errorf("%s reads %v; a query run unscoped for a restricted caller may read chain_current_folds only", f, tables)
+			var tables []string
+			for _, m := range regexp.MustCompile(`\bFROM\s+(\w+)`).FindAllStringSubmatch(code, -1) {
+				tables = append(tables, m[1])
+			}
+			if !slices.Equal(tables, want) || strings.Contains(code, "calls_flags_folded") && !strings.Contains(code, "WHERE calls = 0") {
+				t.Errorf("%s reads %v; a query run unscoped for a restricted caller may read %v only, marks only", f, tables, want)
 			}
 		}
 	}
