@@ -67,6 +67,9 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		{queries.Filter{From: h(30*time.Minute + 500*time.Millisecond), To: h(150*time.Minute + 1500*time.Millisecond)}, time.Minute, 2},
 		{queries.Filter{From: h(-time.Hour), To: h(3*time.Hour - time.Millisecond), Tenant: "acme"}, time.Minute, 1},
 		{queries.Filter{From: h(time.Hour), To: h(3 * time.Hour), Server: "crm", Tool: "search"}, time.Minute, 1},
+		// Two days and more, so that the misflagged rows ask for their
+		// flags bound (it can only skip the days between).
+		{queries.Filter{From: h(0), To: h(50 * time.Hour)}, time.Minute, 1},
 		{queries.Filter{From: h(0), To: h(4 * time.Hour)}, 5 * time.Second, 1},
 		{queries.Filter{From: h(30 * time.Minute), To: h(150 * time.Minute)}, 5 * time.Second, 1},
 	}

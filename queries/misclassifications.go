@@ -131,14 +131,18 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 // start of the range's first whole hour, and flags_bound_s, the start of
 // the first whole hour without a fold of its calls per category and flag
 // (flags_bound.sql), or of the hour the range ends in. The query reads the
-// raw calls before first_s and from the bound on. A range whose first whole
-// hour is not over yet has no fold to start from, and is read raw without
-// asking.
+// raw calls before first_s and from the bound on, and sets the folded hours
+// after it aside on their time, so the bound only lets the server skip the
+// days' partitions in between: a range within two UTC days has none to
+// skip, and one whose first whole hour is not over yet no fold to start
+// from; both are read from first_s without asking (the query costs 10-25
+// ms, BENCHMARKS.md, thirty-sixth round).
 func flagsArgs(ctx context.Context, db DB, f Filter) ([]any, error) {
 	first := -floorDiv(-f.From.UnixMilli(), 3_600_000) * 3600
 	toHour := floorDiv(f.To.UnixMilli(), 3_600_000) * 3600
+	days := floorDiv(f.To.UnixMilli()-1, 86_400_000) - floorDiv(f.From.UnixMilli(), 86_400_000)
 	bound := first
-	if toHour > first && first+3600 <= time.Now().Unix() {
+	if toHour > first && days >= 2 && first+3600 <= time.Now().Unix() {
 		var err error
 		if bound, err = foldBound(ctx, db, flagsBoundSQL, clickhouse.Named("first_s", first), clickhouse.Named("to_hour_s", toHour)); err != nil {
 			return nil, fmt.Errorf("flags bound: %w", err)
