@@ -19,12 +19,13 @@
 -- with its mark, calls 0: the same calls, counted the same way), the other
 -- hours from the raw rows; a call belongs to one hour, so the counts add
 -- up. Counting every call of the range took 1.6-2.1 s over 7 days of 10M
--- calls on 18.16 and 1.0 s on 26.7, 0.6-0.8 s and 0.37 s with the fold
+-- calls on 18.16 and 1.0 s on 26.7, 0.53 s and 0.24 s with the fold
 -- (BENCHMARKS.md, thirty-sixth round). The raw calls are read before
 -- @first_s, the range's first whole hour, and from @flags_bound_s on, the
--- first whole hour without a current fold (flags_bound.sql, asked first by
--- queries.Misclassifications), constants, so that the server skips the days
--- in between; the folded hours after the bound are set aside on their time.
+-- first whole hour without a current fold (flags_bound.sql, which
+-- queries.Misclassifications asks first over more than two UTC days; else
+-- @first_s), constants, so that the server skips the days in between; the
+-- folded hours after the bound are set aside on their time.
 SELECT kind, tool, category, chains, calls, recovered, total
 FROM (
   SELECT

@@ -9,8 +9,8 @@
 -- hours add up. Reading the raw calls, the misflagged half of
 -- /misclassifications counted every call of its range: over 7 days of 10M
 -- calls 1.6-2.1 s on 18.16 and 1.0 s on 26.7, the endpoint's time once its
--- chains came from their fold; with this fold 0.6-0.8 s and 0.37 s
--- (BENCHMARKS.md, thirty-sixth round). Each
+-- chains came from their fold; with this fold and its bound 0.53 s and
+-- 0.24 s (BENCHMARKS.md, thirty-sixth round). Each
 -- fold also writes one row with calls 0, the mark that it has these rows (a
 -- real row counts at least one call): an hour whose current fold was made
 -- before this table existed has none, readers take its raw calls, and
