@@ -10,31 +10,6 @@ import (
 
 var chainBoundSQL = mustSQL("chain_bound.sql")
 
-// ReadsNoTenantData reports whether query is the text of one of this
-// package's queries that read no tenant's rows: the bounds of the folds,
-// chain_bound.sql (the hours and ids of the current chain folds) and
-// flags_bound.sql (the hours of calls_flags_folded's marks). A caller
-// restricted to some tenants may run them unscoped (api/auth.go refuses any
-// other query without @tenants).
-func ReadsNoTenantData(query string) bool {
-	return query == chainBoundSQL || query == flagsBoundSQL
-}
-
-// foldBound runs a bound query (chain_bound.sql, flags_bound.sql) with args
-// and returns its one value.
-func foldBound(ctx context.Context, db DB, query string, args ...any) (int64, error) {
-	var rows []struct {
-		Bound int64 `ch:"bound_s"`
-	}
-	if err := db.Select(ctx, &rows, query, args...); err != nil {
-		return 0, err
-	}
-	if len(rows) != 1 {
-		return 0, fmt.Errorf("%d rows, want 1", len(rows))
-	}
-	return rows[0].Bound, nil
-}
-
 // DefaultRetryWindow is the largest gap between a call and the next call of
 // the same tool in the same session key for the second to be a retry of the
 // first (inclusive), unless a request asks for another (docs/analytics.md).
@@ -97,10 +72,9 @@ const FoldedChainWindow = DefaultRetryWindow
 // (from_hour_s) without a current chain fold, or of the hour the range ends
 // in; with a window other than FoldedChainWindow, or a range that starts
 // in the last two hours, it is the range's first hour, and every chain
-// comes from the raw calls. raw_from_ms is the
-// earliest start of a chain taken from the raw calls, the later of From and
-// the bound. When the bound is past the range no chain starts from it, and
-// the raw span is empty.
+// comes from the raw calls. raw_from_ms is the earliest start of a chain
+// taken from the raw calls, the later of From and the bound. When the bound
+// is past the range no chain starts from it, and the raw span is empty.
 func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration) ([]any, error) {
 	w, err := chainWindow(f, window)
 	if err != nil {

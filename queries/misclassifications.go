@@ -82,9 +82,10 @@ type Misclassification struct {
 // the hours the retention job has folded come from their fold (one query for
 // the bound first).
 //
-// The chain kinds (after the query for their fold's bound) and the
-// misflagged kind are two queries, run at the same time on db (which must be safe for concurrent use, as driver.Conn is);
-// each reads the data as it is when it starts, so rows added in between may
+// The chain kinds and the misflagged kind are two queries (each after the
+// query for its fold's bound, when it needs one), run at the same time on
+// db (which must be safe for concurrent use, as driver.Conn is); each reads
+// the data as it is when it starts, so rows added in between may
 // count in one kind and not yet in the other. An error of either is
 // returned, and cancels the other.
 func Misclassifications(ctx context.Context, db DB, f Filter, window time.Duration, minChains int64) ([]Misclassification, error) {

@@ -34,6 +34,31 @@ type DB interface {
 	Select(ctx context.Context, dest any, query string, args ...any) error
 }
 
+// ReadsNoTenantData reports whether query is the text of one of this
+// package's queries that read no tenant's rows: the bounds of the folds,
+// chain_bound.sql (the hours and ids of the current chain folds) and
+// flags_bound.sql (the hours of calls_flags_folded's marks). A caller
+// restricted to some tenants may run them unscoped (api/auth.go refuses any
+// other query without @tenants).
+func ReadsNoTenantData(query string) bool {
+	return query == chainBoundSQL || query == flagsBoundSQL
+}
+
+// foldBound runs a bound query (chain_bound.sql, flags_bound.sql) with args
+// and returns its one value.
+func foldBound(ctx context.Context, db DB, query string, args ...any) (int64, error) {
+	var rows []struct {
+		Bound int64 `ch:"bound_s"`
+	}
+	if err := db.Select(ctx, &rows, query, args...); err != nil {
+		return 0, err
+	}
+	if len(rows) != 1 {
+		return 0, fmt.Errorf("%d rows, want 1", len(rows))
+	}
+	return rows[0].Bound, nil
+}
+
 // Filter selects the calls a query reads: request time in [From, To), and
 // optional exact matches on tenant, server and tool ("" matches all).
 // Tenants, when not empty, is an allow-list on top of Tenant: the tenants
