@@ -1,4 +1,4 @@
--- The rows of the UTC day @day (a toYYYYMMDD partition of calls) beyond
+-- The rows of the UTC day from @from_s (a toYYYYMMDD partition of calls) beyond
 -- one per call identity (the table's sorting key): 0 once the day is
 -- folded. Days runs it after each OPTIMIZE, which ClickHouse skips without
 -- an error when a background merge holds some of the day's parts.

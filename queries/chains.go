@@ -8,7 +8,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-var chainBoundSQL = mustSQL("chain_bound.sql")
+var chainFoldHoursSQL = mustSQL("chain_fold_hours.sql")
 
 // DefaultRetryWindow is the largest gap between a call and the next call of
 // the same tool in the same session key for the second to be a retry of the
@@ -68,7 +68,7 @@ const FoldedChainWindow = DefaultRetryWindow
 // chain folds (retry_outcomes.sql, misclassifications.sql): chainArgs' with
 // the raw span starting one window before the bound, and the bound itself.
 // The bound (bound_s) is where the chains stop coming from the fold
-// (chain_bound.sql): the start of the first hour from the range's first
+// (chain_fold_hours.sql): the start of the first hour from the range's first
 // (from_hour_s) without a current chain fold, or of the hour the range ends
 // in; with a window other than FoldedChainWindow, or a range that starts
 // in the last two hours, it is the range's first hour, and every chain
@@ -88,7 +88,7 @@ func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration)
 	// fold to start from: the raw calls answer it, without asking. A clock
 	// behind the job's only sends a range to the raw calls too.
 	if window == FoldedChainWindow && toHour > fromHour && fromHour+7200 <= time.Now().Unix() {
-		if bound, err = foldBound(ctx, db, chainBoundSQL, clickhouse.Named("from_hour_s", fromHour), clickhouse.Named("to_hour_s", toHour)); err != nil {
+		if bound, err = foldedUntil(ctx, db, chainFoldHoursSQL, fromHour, toHour); err != nil {
 			return nil, fmt.Errorf("chain bound: %w", err)
 		}
 	}

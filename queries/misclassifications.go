@@ -13,7 +13,7 @@ import (
 var (
 	misclassificationsSQL = mustSQL("misclassifications.sql")
 	misflaggedSQL         = mustSQL("misflagged.sql")
-	flagsBoundSQL         = mustSQL("flags_bound.sql")
+	flagsFoldHoursSQL     = mustSQL("flags_fold_hours.sql")
 )
 
 // The kinds of Misclassification (docs/analytics.md, "Misclassified
@@ -131,7 +131,7 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 // flagsArgs binds misflagged.sql's parameters: the Filter's, first_s, the
 // start of the range's first whole hour, and flags_bound_s, the start of
 // the first whole hour without a fold of its calls per category and flag
-// (flags_bound.sql), or of the hour the range ends in. The query reads the
+// (flags_fold_hours.sql), or of the hour the range ends in. The query reads the
 // raw calls before first_s and from the bound on, and sets the folded hours
 // after it aside on their time, so the bound only lets the server skip the
 // days' partitions in between: a range within two UTC days has none to
@@ -145,7 +145,7 @@ func flagsArgs(ctx context.Context, db DB, f Filter) ([]any, error) {
 	bound := first
 	if toHour > first && days >= 2 && first+3600 <= time.Now().Unix() {
 		var err error
-		if bound, err = foldBound(ctx, db, flagsBoundSQL, clickhouse.Named("first_s", first), clickhouse.Named("to_hour_s", toHour)); err != nil {
+		if bound, err = foldedUntil(ctx, db, flagsFoldHoursSQL, first, toHour); err != nil {
 			return nil, fmt.Errorf("flags bound: %w", err)
 		}
 	}

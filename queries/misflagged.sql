@@ -22,7 +22,7 @@
 -- calls on 18.16 and 1.0 s on 26.7, 0.53 s and 0.24 s with the fold
 -- (BENCHMARKS.md, thirty-sixth round). The raw calls are read before
 -- @first_s, the range's first whole hour, and from @flags_bound_s on, the
--- first whole hour without a current fold (flags_bound.sql, which
+-- first whole hour without a current fold (flags_fold_hours.sql, which
 -- queries.Misclassifications asks first over more than two UTC days; else
 -- @first_s), constants, so that the server skips the days in between; the
 -- folded hours after the bound are set aside on their time.

@@ -35,28 +35,34 @@ type DB interface {
 }
 
 // ReadsNoTenantData reports whether query is the text of one of this
-// package's queries that read no tenant's rows: the bounds of the folds,
-// chain_bound.sql (the hours and ids of the current chain folds) and
-// flags_bound.sql (the hours of calls_flags_folded's marks). A caller
+// package's queries that read no tenant's rows: the lists of folded hours,
+// chain_fold_hours.sql (the current chain folds' hours) and
+// flags_fold_hours.sql (the hours of calls_flags_folded's marks). A caller
 // restricted to some tenants may run them unscoped (api/auth.go refuses any
 // other query without @tenants).
 func ReadsNoTenantData(query string) bool {
-	return query == chainBoundSQL || query == flagsBoundSQL
+	return query == chainFoldHoursSQL || query == flagsFoldHoursSQL
 }
 
-// foldBound runs a bound query (chain_bound.sql, flags_bound.sql) with args
-// and returns its one value.
-func foldBound(ctx context.Context, db DB, query string, args ...any) (int64, error) {
+// foldedUntil returns the start of the first hour from first (an hour's
+// start) that query (chain_fold_hours.sql, flags_fold_hours.sql: the folded
+// hours in [from_hour_s, to_hour_s), ascending) does not list, or end when
+// it lists every hour before end.
+func foldedUntil(ctx context.Context, db DB, query string, first, end int64) (int64, error) {
 	var rows []struct {
-		Bound int64 `ch:"bound_s"`
+		Hour int64 `ch:"hour_s"`
 	}
-	if err := db.Select(ctx, &rows, query, args...); err != nil {
+	if err := db.Select(ctx, &rows, query, clickhouse.Named("from_hour_s", first), clickhouse.Named("to_hour_s", end)); err != nil {
 		return 0, err
 	}
-	if len(rows) != 1 {
-		return 0, fmt.Errorf("%d rows, want 1", len(rows))
+	h := first
+	for _, r := range rows {
+		if r.Hour != h {
+			break
+		}
+		h += 3600
 	}
-	return rows[0].Bound, nil
+	return min(h, end), nil
 }
 
 // Filter selects the calls a query reads: request time in [From, To), and

@@ -45,7 +45,7 @@
 -- (compact.RollupChains, schema/026_chains_folded.sql, with the default
 -- 60 s window) are read from the fold, one row a chain, from the hour the
 -- range starts in up to @bound_s, the first hour without a current chain
--- fold or the hour the range ends in (chain_bound.sql, asked first by
+-- fold or the hour the range ends in (chain_fold_hours.sql, asked first by
 -- queries.RetryOutcomes); the chains that start from it on are computed
 -- from the raw calls, read from one window before it (@lo_ms), and counted
 -- from @raw_from_ms, the later of from and the bound. With another window

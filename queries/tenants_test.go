@@ -36,8 +36,8 @@ func TestEveryQueryTakesTheTenantAllowList(t *testing.T) {
 		// the folds' hours and ids: the current chain folds, and the marks
 		// (calls 0) of calls_flags_folded with the current hour folds.
 		unscoped := map[string][]string{
-			"chain_bound.sql": {"chain_current_folds"},
-			"flags_bound.sql": {"calls_flags_folded", "calls_5m_current_folds"},
+			"chain_fold_hours.sql": {"chain_current_folds"},
+			"flags_fold_hours.sql": {"calls_flags_folded", "calls_5m_current_folds"},
 		}
 		want, ok := unscoped[f]
 		if queries.ReadsNoTenantData(s) != ok {

@@ -1,0 +1,41 @@
+package queries
+
+import (
+	"context"
+	"reflect"
+	"testing"
+)
+
+// hoursDB answers every query with the folded hours it holds.
+type hoursDB []int64
+
+func (d hoursDB) Select(_ context.Context, dest any, _ string, _ ...any) error {
+	v := reflect.ValueOf(dest).Elem()
+	for _, h := range d {
+		row := reflect.New(v.Type().Elem()).Elem()
+		row.Field(0).SetInt(h)
+		v.Set(reflect.Append(v, row))
+	}
+	return nil
+}
+
+// TestFoldedUntil: the bound is the first hour from first that the list
+// lacks, or end when none before it is missing.
+func TestFoldedUntil(t *testing.T) {
+	const first, end = 36000, 36000 + 5*3600
+	for _, c := range []struct {
+		name  string
+		hours []int64
+		want  int64
+	}{
+		{"none folded", nil, first},
+		{"the first missing", []int64{first + 3600, first + 7200}, first},
+		{"a gap", []int64{first, first + 3600, first + 3*3600}, first + 2*3600},
+		{"every hour", []int64{first, first + 3600, first + 2*3600, first + 3*3600, first + 4*3600}, end},
+	} {
+		got, err := foldedUntil(context.Background(), hoursDB(c.hours), chainFoldHoursSQL, first, end)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %d, %v; want %d", c.name, got, err, c.want)
+		}
+	}
+}
