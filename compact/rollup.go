@@ -56,14 +56,20 @@ var (
 	foldFlagsHourSQL string
 	//go:embed drop_rollup_fold_flags.sql
 	dropRollupFoldFlagsSQL string
+	//go:embed quiet_hours.sql
+	quietHoursSQL string
+	//go:embed quiet_hour_rows.sql
+	quietHourRowsSQL string
+	//go:embed count_quiet_hours.sql
+	countQuietHoursSQL string
 )
 
 // RollupResult is what one RollupHours call did.
 type RollupResult struct {
-	// Folded are the hours folded (their starts, UTC), Unsettled the hours
-	// left for a later run because an insert came in the last settle or
-	// during the fold.
-	Folded, Unsettled []time.Time
+	// Folded are the hours folded (their starts, UTC), Quiet the hours
+	// without calls folded as empty, Unsettled the hours left for a later
+	// run because an insert came in the last settle or during the fold.
+	Folded, Quiet, Unsettled []time.Time
 	// Superseded is how many earlier folds of the hours folded were made
 	// at an insert count that has passed, or at the same count before the
 	// folds listed their hour's copies or held its violations; their rows
@@ -99,7 +105,9 @@ type RollupResult struct {
 // which the API's misflagged rows add up instead of counting every call of
 // the range. An hour is folded when calls
 // or violations brought rows to it since the migration that counts them
-// (calls_hour_inserts), its insert count has no fold yet (or only one made
+// (calls_hour_inserts), or it is a quiet hour (none did, since the table
+// began counting, and it holds no rows, which it then counts as 0 inserts:
+// countQuietHours), its insert count has no fold yet (or only one made
 // before the folds listed their hour's copies and their latest ingests and
 // held its violations, INVALID_ARGUMENT arguments, calls per category and
 // flags),
@@ -121,6 +129,9 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 	to := now.UTC().Truncate(time.Hour)
 	from := to.Add(-span.Truncate(time.Hour))
 	window := []any{clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix())}
+	if err := countQuietHours(ctx, db, window, now, settle); err != nil {
+		return res, err
+	}
 	counts, err := hourInserts(ctx, db, window, now, settle)
 	if err != nil {
 		return res, err
@@ -151,7 +162,11 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 			res.Unsettled = append(res.Unsettled, hour)
 			continue
 		}
-		res.Folded = append(res.Folded, hour)
+		if c.Inserts == 0 {
+			res.Quiet = append(res.Quiet, hour)
+		} else {
+			res.Folded = append(res.Folded, hour)
+		}
 		current = append(current, madeFold{hourFold{c.Hour, c.Inserts}, fold})
 	}
 	n, err := dropSuperseded(ctx, db, current, rollupFoldTables)
@@ -190,6 +205,54 @@ func hourInserts(ctx context.Context, db DB, window []any, now time.Time, settle
 		return nil, fmt.Errorf("count rollup inserts: %w", err)
 	}
 	return counts, nil
+}
+
+// countQuietHours gives the quiet hours of window that hold no rows an insert
+// count of 0 (count_quiet_hours.sql), which RollupHours then folds as any
+// other: an hour without calls is otherwise never folded, and readers that
+// take the folded hours up to the first one without a current fold
+// (the dashboards' bound variables, the API's fold bounds) read every raw
+// call after it, as if nothing were folded, on a fleet idle at night. It
+// counts none when calls_hour_inserts is empty (a new install).
+func countQuietHours(ctx context.Context, db DB, window []any, now time.Time, settle time.Duration) error {
+	var listed []struct {
+		Hour int64 `ch:"hour_s"`
+	}
+	args := append(window[:len(window):len(window)], clickhouse.Named("now_s", now.Unix()), clickhouse.Named("settle_s", int64(settle/time.Second)))
+	if err := db.Select(ctx, &listed, quietHoursSQL, args...); err != nil {
+		return fmt.Errorf("list quiet hours: %w", err)
+	}
+	if len(listed) == 0 {
+		return nil
+	}
+	set := make([]any, len(listed))
+	for i, l := range listed {
+		set[i] = l.Hour
+	}
+	var held []struct {
+		Hour int64 `ch:"hour_s"`
+	}
+	if err := db.Select(ctx, &held, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: set}),
+		clickhouse.Named("first_s", listed[0].Hour), clickhouse.Named("last_s", listed[len(listed)-1].Hour)); err != nil {
+		return fmt.Errorf("look for rows in quiet hours: %w", err)
+	}
+	skip := map[int64]bool{}
+	for _, h := range held {
+		skip[h.Hour] = true
+	}
+	var hours []int64
+	for _, l := range listed {
+		if !skip[l.Hour] {
+			hours = append(hours, l.Hour)
+		}
+	}
+	if len(hours) == 0 {
+		return nil
+	}
+	if err := db.Exec(ctx, countQuietHoursSQL, clickhouse.Named("hour_list", hours)); err != nil {
+		return fmt.Errorf("count quiet hours: %w", err)
+	}
+	return nil
 }
 
 // foldHour folds one hour counted at inserts, its calls_5m states and its

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
@@ -51,7 +53,7 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 // distinct call ids per category, and the marks (call id 0, calls 0),
 // counted here. Copies are what the fold saw: stop the merges of calls
 // before inserting them.
-func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call) (folded, want []string) {
+func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipeline.Call, quiet []time.Time) (folded, want []string) {
 	t.Helper()
 	type cell struct {
 		Tenant        string `ch:"tenant_name"`
@@ -297,6 +299,13 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, s := range hours {
 		want = append(want, "1h "+line(s))
 	}
+	// A quiet hour's fold holds the marks only.
+	for _, q := range quiet {
+		if h := q.Unix(); h >= lo && h < hi {
+			want = append(want, fmt.Sprintf("copied %d 0", h), fmt.Sprintf("latest %d 0 0 0", h), fmt.Sprintf("args %d     =: 0", h),
+				fmt.Sprintf("categories %d    : 0", h), fmt.Sprintf("flags %d    : 0 0", h))
+		}
+	}
 	slices.Sort(folded)
 	slices.Sort(want)
 	return folded, want
@@ -318,11 +327,26 @@ func hoursOf(calls []pipeline.Call, now time.Time) []time.Time {
 	return out
 }
 
+// quietOf returns the starts of the hours from the first that calls fall
+// in to now's hour, now's excluded, that none falls in, sorted: what
+// RollupHours folds of them as quiet hours with no settle time.
+func quietOf(calls []pipeline.Call, now time.Time) []time.Time {
+	busy := hoursOf(calls, now)
+	var out []time.Time
+	for h := busy[0]; h.Before(now.UTC().Truncate(time.Hour)); h = h.Add(time.Hour) {
+		if !slices.Contains(busy, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // TestRollupHoursFoldsEachSettledHourOnce folds the complete hours of two
 // days, one of them holding a reclassified copy of every call: the folded
 // counts are the merged states' of each bucket, and the raw calls' as the
 // latest ingest of each call counts them, and the copied call ids those of
-// the day inserted twice. A second run folds nothing; a
+// the day inserted twice. The hours without calls after the first are
+// folded as quiet hours, with the marks only. A second run folds nothing; a
 // late insert into a folded hour waits for the settle time and is then
 // folded again, into a new fold that holds it, and the fold it supersedes
 // is deleted.
@@ -364,15 +388,19 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 			if want := hoursOf(inserted, now); len(want) < 30 || !slices.Equal(res.Folded, want) || len(res.Unsettled) != 0 {
 				t.Fatalf("folded %v, unsettled %v; want %v and none", res.Folded, res.Unsettled, want)
 			}
+			quiet := res.Quiet
+			if want := quietOf(inserted, now); len(want) == 0 || !slices.Equal(quiet, want) {
+				t.Fatalf("quiet hours folded %v; want %v", quiet, want)
+			}
 			for _, d := range []time.Time{d1, d2} {
-				folded, want := foldedCells(t, e, d, inserted)
+				folded, want := foldedCells(t, e, d, inserted, quiet)
 				if len(want) == 0 || !slices.Equal(folded, want) {
 					t.Errorf("%s: folded\n%s\nwant\n%s", d.Format(time.DateOnly), strings.Join(folded, "\n"), strings.Join(want, "\n"))
 				}
 			}
 			folds := len(res.Folded)
 
-			if res, err := compact.RollupHours(ctx, e.DB, now, span, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
+			if res, err := compact.RollupHours(ctx, e.DB, now, span, 0); err != nil || len(res.Folded)+len(res.Quiet)+len(res.Unsettled) != 0 {
 				t.Fatalf("second run: folded %v, unsettled %v, err %v; want nothing", res.Folded, res.Unsettled, err)
 			}
 
@@ -388,12 +416,12 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 			if err != nil || !slices.Equal(res.Folded, lateHour) || res.Superseded != 1 {
 				t.Fatalf("once settled: folded %v, %d superseded, err %v; want %v and its first fold superseded", res.Folded, res.Superseded, err, lateHour)
 			}
-			folded, want := foldedCells(t, e, d2, inserted)
+			folded, want := foldedCells(t, e, d2, inserted, quiet)
 			if !slices.Equal(folded, want) {
 				t.Errorf("after the late insert: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
 			// The superseded fold's rows and record go (mutations); the
-			// other hours' folds stay.
+			// other hours' folds stay, the quiet hours' with no rows.
 			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 				var n []struct {
 					Folds uint64 `ch:"folds_n"`
@@ -406,11 +434,11 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 					(SELECT count() FROM calls_copies_folded WHERE (hour, fold) NOT IN (SELECT hour, fold FROM calls_5m_folds)) AS stale_n`); err != nil {
 					t.Fatal(err)
 				}
-				if n[0].Folds == uint64(folds) && n[0].Rows == uint64(folds) && n[0].Sums == uint64(folds) && n[0].Stale == 0 {
+				if n[0].Folds == uint64(folds+len(quiet)) && n[0].Rows == uint64(folds) && n[0].Sums == uint64(folds) && n[0].Stale == 0 {
 					break
 				}
 				if time.Since(start) > time.Minute {
-					t.Fatalf("%d fold records, rows of %d folds, sums of %d and %d copied calls of no fold a minute after the refold; want %d of each and none", n[0].Folds, n[0].Rows, n[0].Sums, n[0].Stale, folds)
+					t.Fatalf("%d fold records, rows of %d folds, sums of %d and %d copied calls of no fold a minute after the refold; want %d records, %d of the others and none", n[0].Folds, n[0].Rows, n[0].Sums, n[0].Stale, folds+len(quiet), folds)
 				}
 			}
 		})
@@ -440,17 +468,19 @@ func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 				e.Insert(t, again)
 				inserted := append(calls, again...)
 				hours := hoursOf(inserted, time.Now())
-				if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, hours) {
-					t.Fatalf("first run: %v %v, want %v folded", res, err, hours)
+				first, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+				if err != nil || !slices.Equal(first.Folded, hours) {
+					t.Fatalf("first run: %v %v, want %v folded", first, err, hours)
 				}
+				quiet := first.Quiet
 				if err := e.DB.Exec(ctx, "TRUNCATE TABLE "+emptied); err != nil {
 					t.Fatal(err)
 				}
 				res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
-				if err != nil || !slices.Equal(res.Folded, hours) || res.Superseded != len(hours) {
-					t.Fatalf("after the lists were emptied: %v %v, want %v folded again and their %d first folds superseded", res, err, hours, len(hours))
+				if err != nil || !slices.Equal(res.Folded, hours) || !slices.Equal(res.Quiet, quiet) || res.Superseded != len(hours)+len(quiet) {
+					t.Fatalf("after the lists were emptied: %v %v, want %v and the quiet %v folded again and their %d first folds superseded", res, err, hours, quiet, len(hours)+len(quiet))
 				}
-				if folded, want := foldedCells(t, e, day, inserted); !slices.Equal(folded, want) {
+				if folded, want := foldedCells(t, e, day, inserted, quiet); !slices.Equal(folded, want) {
 					t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 				}
 				for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
@@ -461,14 +491,14 @@ func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 					if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_5m_folds) AS folds_n, (SELECT uniqExact(hour, fold) FROM calls_5m_folded) AS rows_n"); err != nil {
 						t.Fatal(err)
 					}
-					if n[0].Folds == uint64(len(hours)) && n[0].Rows == uint64(len(hours)) {
+					if n[0].Folds == uint64(len(hours)+len(quiet)) && n[0].Rows == uint64(len(hours)) {
 						break
 					}
 					if time.Since(start) > time.Minute {
-						t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want %d of each", n[0].Folds, n[0].Rows, len(hours))
+						t.Fatalf("%d fold records and rows of %d folds a minute after the refold; want %d and %d", n[0].Folds, n[0].Rows, len(hours)+len(quiet), len(hours))
 					}
 				}
-				if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
+				if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Quiet)+len(res.Unsettled) != 0 {
 					t.Fatalf("third run: %v %v, want nothing folded", res, err)
 				}
 			})
@@ -478,7 +508,7 @@ func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 
 func TestRollupHoursNamesWhatFailed(t *testing.T) {
 	_, err := compact.RollupHours(context.Background(), failingDB{}, time.Now(), 3*time.Hour, 0)
-	if err == nil || !strings.Contains(err.Error(), "count rollup inserts: server gone") {
+	if err == nil || !strings.Contains(err.Error(), "list quiet hours: server gone") {
 		t.Fatalf("error %v, want the step named", err)
 	}
 	if res, err := compact.RollupHours(context.Background(), failingDB{}, time.Now(), 0, 0); err != nil || len(res.Folded) != 0 {
@@ -504,7 +534,8 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 // after its calls_5m_folded rows, or after any later step of it (sums,
 // copied call ids, latest ingests, schema violations, INVALID_ARGUMENT
 // arguments, calls per category, per category and flag), but before its
-// record, is never read; the next run folds the hour again.
+// record, is never read; the next run folds the hour again, and the quiet
+// hours after it, whose count of 0 the cut run wrote first.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
 	hour := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Add(7 * time.Hour)
@@ -526,7 +557,7 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {
 				calls := mixedCalls(hour, 8, 1, 1) // 07:00-07:49
 				e.Insert(t, calls)
-				_, err := compact.RollupHours(ctx, &failingExec{DB: e.DB, n: cut.execs}, time.Now(), 48*time.Hour, 0)
+				_, err := compact.RollupHours(ctx, &failingExec{DB: e.DB, n: cut.execs + 1}, time.Now(), 48*time.Hour, 0) // the quiet hours' count first
 				if err == nil || !strings.Contains(err.Error(), cut.step+hour.Format(time.RFC3339)+": server gone") {
 					t.Fatalf("error %v, want the hour and step named", err)
 				}
@@ -540,10 +571,11 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 				if n[0].Rows == 0 || n[0].Current != 0 {
 					t.Fatalf("after the cut: %d folded rows, %d current folds; want some rows and no current fold", n[0].Rows, n[0].Current)
 				}
-				if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, []time.Time{hour}) {
-					t.Fatalf("next run: %v %v, want the hour folded", res, err)
+				res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+				if err != nil || !slices.Equal(res.Folded, []time.Time{hour}) || !slices.Equal(res.Quiet, quietOf(calls, time.Now())) {
+					t.Fatalf("next run: %v %v, want the hour and the quiet hours after it folded", res, err)
 				}
-				if folded, want := foldedCells(t, e, hour.Truncate(24*time.Hour), calls); !slices.Equal(folded, want) {
+				if folded, want := foldedCells(t, e, hour.Truncate(24*time.Hour), calls, res.Quiet); !slices.Equal(folded, want) {
 					t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 				}
 			})
@@ -560,7 +592,7 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 // the inserted rows: each call's violation as its latest ingest, the
 // validated calls per hour and tool, and the marks (side or outcome empty)
 // in every hour with rows.
-func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violation, callRows []pipeline.Call) (folded, want []string) {
+func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violation, callRows []pipeline.Call, quiet []time.Time) (folded, want []string) {
 	t.Helper()
 	var vs []struct {
 		Hour       int64  `ch:"hour_s"`
@@ -668,6 +700,10 @@ func violationCells(t *testing.T, e *chtest.Engine, inserted []pipeline.Violatio
 			add(calls, fmt.Sprintf("v %d %s %s %s arguments   0 ", hour, c.Tenant, c.Server, c.Tool), c.CallID)
 		}
 	}
+	for _, q := range quiet { // a quiet hour's fold: the marks only
+		add(calls, fmt.Sprintf("v %d %s %s %s %s %s %s %d %s", q.Unix(), "", "", "", "", "", "", 0, "")+"mark", 0)
+		add(outcomes, fmt.Sprintf("o %d    ", q.Unix())+"mark", 0)
+	}
 	for k, ids := range calls {
 		if strings.HasSuffix(k, "mark") {
 			want = append(want, strings.TrimSuffix(k, "mark")+":  0 0 0")
@@ -724,7 +760,16 @@ func TestRollupHoursFoldsViolations(t *testing.T) {
 			if err != nil || !slices.Equal(res.Folded, hours) {
 				t.Fatalf("first run: %v %v, want the %d hours with violations folded", res, err, len(hours))
 			}
-			folded, want := violationCells(t, e, inserted, calls)
+			var quiet []time.Time // the hours without rows after the first
+			for h := hours[0]; h.Before(time.Now().UTC().Truncate(time.Hour)); h = h.Add(time.Hour) {
+				if !seen[h] {
+					quiet = append(quiet, h)
+				}
+			}
+			if len(quiet) == 0 || !slices.Equal(res.Quiet, quiet) {
+				t.Fatalf("first run: quiet hours %v folded, want %v", res.Quiet, quiet)
+			}
+			folded, want := violationCells(t, e, inserted, calls, quiet)
 			if len(want) < 100 || !slices.Equal(folded, want) {
 				t.Fatalf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
@@ -739,8 +784,105 @@ func TestRollupHoursFoldsViolations(t *testing.T) {
 			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || !slices.Equal(res.Folded, lateHour) || res.Superseded != 1 {
 				t.Fatalf("once settled: %v %v, want %v folded again and its first fold superseded", res, err, lateHour)
 			}
-			if folded, want := violationCells(t, e, inserted, calls); !slices.Equal(folded, want) {
+			if folded, want := violationCells(t, e, inserted, calls, quiet); !slices.Equal(folded, want) {
 				t.Errorf("after the late violation: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// TestRollupHoursFoldsQuietHours: a new install (no insert counted) has no
+// quiet hours. Once calls are counted, every later hour without calls or
+// violations is folded as empty, at a count of 0, and the current folds
+// list it, so that readers take it as folded; an hour that holds rows no
+// insert counted (rows attached, here its count deleted) is not taken as
+// empty, whether the rows are calls or schema violations. A late insert
+// into a quiet hour makes its fold stale: the next run folds the hour with
+// its calls and supersedes the empty fold.
+func TestRollupHoursFoldsQuietHours(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Quiet) != 0 {
+				t.Fatalf("new install: %v %v, want nothing folded", res, err)
+			}
+			calls := append(mixedCalls(day.Add(2*time.Hour), 5, 1, 1), mixedCalls(day.Add(5*time.Hour), 5, 100, 1)...) // 02:00-02:28, 05:00-05:28
+			attached := mixedCalls(day.Add(4*time.Hour), 3, 200, 1)                                                         // 04:00-04:14
+			rows, _, _ := chtest.ReplayedViolations(3, 1, day, time.Hour)
+			violation := rows[0]
+			violation.Time = day.Add(7 * time.Hour)
+			e.Insert(t, calls)
+			e.Insert(t, attached)
+			e.InsertTools(t, pipeline.ToolRows{Violations: []pipeline.Violation{violation}})
+			// As if 04:00's calls and 07:00's violation had been attached:
+			// no count of their hours, no rollup of 04:00's calls.
+			uncounted := []time.Time{day.Add(4 * time.Hour), day.Add(7 * time.Hour)}
+			at := []any{clickhouse.Named("a", uncounted[0].Unix()), clickhouse.Named("b", uncounted[1].Unix())}
+			if err := e.DB.Exec(ctx, "ALTER TABLE calls_hour_inserts DELETE WHERE toUInt32(hour) IN (@a, @b)", at...); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.DB.Exec(ctx, "ALTER TABLE calls_5m DELETE WHERE intDiv(toUInt32(bucket), 3600) * 3600 = @a", at...); err != nil {
+				t.Fatal(err)
+			}
+			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+				var n []struct {
+					Hours   uint64 `ch:"hours_n"`
+					Buckets uint64 `ch:"buckets_n"`
+				}
+				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_hour_inserts) AS hours_n, (SELECT count() FROM calls_5m WHERE intDiv(toUInt32(bucket), 3600) * 3600 = @a) AS buckets_n", at...); err != nil {
+					t.Fatal(err)
+				}
+				if n[0].Hours == 2 && n[0].Buckets == 0 {
+					break
+				}
+				if time.Since(start) > time.Minute {
+					t.Fatalf("%d hours counted and %d rollup rows of 04:00 a minute after the deletions; want 2 and none", n[0].Hours, n[0].Buckets)
+				}
+			}
+			now := time.Now()
+			res, err := compact.RollupHours(ctx, e.DB, now, 48*time.Hour, 0)
+			busy := []time.Time{day.Add(2 * time.Hour), day.Add(5 * time.Hour)}
+			var quiet []time.Time
+			for h := busy[0]; h.Before(now.UTC().Truncate(time.Hour)); h = h.Add(time.Hour) {
+				if !slices.Contains(busy, h) && !slices.Contains(uncounted, h) {
+					quiet = append(quiet, h)
+				}
+			}
+			if err != nil || !slices.Equal(res.Folded, busy) || !slices.Equal(res.Quiet, quiet) {
+				t.Fatalf("first run: %v %v, want %v folded and %v quiet", res, err, busy, quiet)
+			}
+			var current []struct {
+				Hour int64 `ch:"hour_s"`
+			}
+			if err := e.DB.Select(ctx, &current, "SELECT toInt64(toUInt32(hour)) AS hour_s FROM calls_5m_current_folds ORDER BY hour"); err != nil {
+				t.Fatal(err)
+			}
+			var got []time.Time
+			for _, c := range current {
+				got = append(got, time.Unix(c.Hour, 0).UTC())
+			}
+			want := append(slices.Clone(busy), quiet...)
+			slices.SortFunc(want, func(a, b time.Time) int { return a.Compare(b) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("current folds of %v, want %v", got, want)
+			}
+			if folded, want := foldedCells(t, e, day, calls, quiet); !slices.Equal(folded, want) {
+				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+			}
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Quiet)+len(res.Unsettled) != 0 {
+				t.Fatalf("second run: %v %v, want nothing folded", res, err)
+			}
+
+			late := mixedCalls(day.Add(3*time.Hour), 2, 300, 1) // into the quiet 03:00
+			e.Insert(t, late)
+			calls = append(calls, late...)
+			res, err = compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+			if err != nil || !slices.Equal(res.Folded, []time.Time{day.Add(3 * time.Hour)}) || len(res.Quiet) != 0 || res.Superseded != 1 {
+				t.Fatalf("after a late insert into a quiet hour: %v %v, want it folded with its calls and its empty fold superseded", res, err)
+			}
+			if folded, want := foldedCells(t, e, day, calls, quiet[1:]); !slices.Equal(folded, want) {
+				t.Errorf("after the late insert: folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 			}
 		})
 	}
