@@ -808,7 +808,7 @@ func TestRollupHoursFoldsQuietHours(t *testing.T) {
 				t.Fatalf("new install: %v %v, want nothing folded", res, err)
 			}
 			calls := append(mixedCalls(day.Add(2*time.Hour), 5, 1, 1), mixedCalls(day.Add(5*time.Hour), 5, 100, 1)...) // 02:00-02:28, 05:00-05:28
-			attached := mixedCalls(day.Add(4*time.Hour), 3, 200, 1)                                                         // 04:00-04:14
+			attached := mixedCalls(day.Add(4*time.Hour), 3, 200, 1)                                                    // 04:00-04:14
 			rows, _, _ := chtest.ReplayedViolations(3, 1, day, time.Hour)
 			violation := rows[0]
 			violation.Time = day.Add(7 * time.Hour)
