@@ -105,9 +105,9 @@ type RollupResult struct {
 // which the API's misflagged rows add up instead of counting every call of
 // the range. An hour is folded when calls
 // or violations brought rows to it since the migration that counts them
-// (calls_hour_inserts), or it is a quiet hour (none did, since the table
-// began counting, and it holds no rows, which it then counts as 0 inserts:
-// countQuietHours), its insert count has no fold yet (or only one made
+// (calls_hour_inserts), or it is a quiet hour (none did, between two of
+// the span's hours that some did, and it holds no rows, which it then
+// counts as 0 inserts: countQuietHours), its insert count has no fold yet (or only one made
 // before the folds listed their hour's copies and their latest ingests and
 // held its violations, INVALID_ARGUMENT arguments, calls per category and
 // flags),
@@ -213,7 +213,8 @@ func hourInserts(ctx context.Context, db DB, window []any, now time.Time, settle
 // take the folded hours up to the first one without a current fold
 // (the dashboards' bound variables, the API's fold bounds) read every raw
 // call after it, as if nothing were folded, on a fleet idle at night. It
-// counts none when calls_hour_inserts is empty (a new install).
+// counts none after the span's last hour with an insert: an idle install
+// folds nothing.
 func countQuietHours(ctx context.Context, db DB, window []any, now time.Time, settle time.Duration) error {
 	var listed []struct {
 		Hour int64 `ch:"hour_s"`

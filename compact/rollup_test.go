@@ -327,13 +327,13 @@ func hoursOf(calls []pipeline.Call, now time.Time) []time.Time {
 	return out
 }
 
-// quietOf returns the starts of the hours from the first that calls fall
-// in to now's hour, now's excluded, that none falls in, sorted: what
-// RollupHours folds of them as quiet hours with no settle time.
+// quietOf returns the starts of the hours between the first and the last
+// before now's hour that calls fall in that none falls in, sorted: what
+// RollupHours folds as quiet hours.
 func quietOf(calls []pipeline.Call, now time.Time) []time.Time {
 	busy := hoursOf(calls, now)
 	var out []time.Time
-	for h := busy[0]; h.Before(now.UTC().Truncate(time.Hour)); h = h.Add(time.Hour) {
+	for h := busy[0]; h.Before(busy[len(busy)-1]); h = h.Add(time.Hour) {
 		if !slices.Contains(busy, h) {
 			out = append(out, h)
 		}
@@ -345,7 +345,7 @@ func quietOf(calls []pipeline.Call, now time.Time) []time.Time {
 // days, one of them holding a reclassified copy of every call: the folded
 // counts are the merged states' of each bucket, and the raw calls' as the
 // latest ingest of each call counts them, and the copied call ids those of
-// the day inserted twice. The hours without calls after the first are
+// the day inserted twice. The hours without calls between them are
 // folded as quiet hours, with the marks only. A second run folds nothing; a
 // late insert into a folded hour waits for the settle time and is then
 // folded again, into a new fold that holds it, and the fold it supersedes
@@ -534,8 +534,7 @@ func (f *failingExec) Exec(ctx context.Context, q string, args ...any) error {
 // after its calls_5m_folded rows, or after any later step of it (sums,
 // copied call ids, latest ingests, schema violations, INVALID_ARGUMENT
 // arguments, calls per category, per category and flag), but before its
-// record, is never read; the next run folds the hour again, and the quiet
-// hours after it, whose count of 0 the cut run wrote first.
+// record, is never read; the next run folds the hour again.
 func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 	ctx := context.Background()
 	hour := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Add(7 * time.Hour)
@@ -557,7 +556,7 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {
 				calls := mixedCalls(hour, 8, 1, 1) // 07:00-07:49
 				e.Insert(t, calls)
-				_, err := compact.RollupHours(ctx, &failingExec{DB: e.DB, n: cut.execs + 1}, time.Now(), 48*time.Hour, 0) // the quiet hours' count first
+				_, err := compact.RollupHours(ctx, &failingExec{DB: e.DB, n: cut.execs}, time.Now(), 48*time.Hour, 0)
 				if err == nil || !strings.Contains(err.Error(), cut.step+hour.Format(time.RFC3339)+": server gone") {
 					t.Fatalf("error %v, want the hour and step named", err)
 				}
@@ -572,10 +571,10 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 					t.Fatalf("after the cut: %d folded rows, %d current folds; want some rows and no current fold", n[0].Rows, n[0].Current)
 				}
 				res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
-				if err != nil || !slices.Equal(res.Folded, []time.Time{hour}) || !slices.Equal(res.Quiet, quietOf(calls, time.Now())) {
-					t.Fatalf("next run: %v %v, want the hour and the quiet hours after it folded", res, err)
+				if err != nil || !slices.Equal(res.Folded, []time.Time{hour}) || len(res.Quiet) != 0 {
+					t.Fatalf("next run: %v %v, want the hour folded", res, err)
 				}
-				if folded, want := foldedCells(t, e, hour.Truncate(24*time.Hour), calls, res.Quiet); !slices.Equal(folded, want) {
+				if folded, want := foldedCells(t, e, hour.Truncate(24*time.Hour), calls, nil); !slices.Equal(folded, want) {
 					t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
 				}
 			})
@@ -760,13 +759,13 @@ func TestRollupHoursFoldsViolations(t *testing.T) {
 			if err != nil || !slices.Equal(res.Folded, hours) {
 				t.Fatalf("first run: %v %v, want the %d hours with violations folded", res, err, len(hours))
 			}
-			var quiet []time.Time // the hours without rows after the first
-			for h := hours[0]; h.Before(time.Now().UTC().Truncate(time.Hour)); h = h.Add(time.Hour) {
+			var quiet []time.Time // the hours without rows between the first and the last
+			for h := hours[0]; h.Before(hours[len(hours)-1]); h = h.Add(time.Hour) {
 				if !seen[h] {
 					quiet = append(quiet, h)
 				}
 			}
-			if len(quiet) == 0 || !slices.Equal(res.Quiet, quiet) {
+			if !slices.Equal(res.Quiet, quiet) {
 				t.Fatalf("first run: quiet hours %v folded, want %v", res.Quiet, quiet)
 			}
 			folded, want := violationCells(t, e, inserted, calls, quiet)
@@ -792,13 +791,14 @@ func TestRollupHoursFoldsViolations(t *testing.T) {
 }
 
 // TestRollupHoursFoldsQuietHours: a new install (no insert counted) has no
-// quiet hours. Once calls are counted, every later hour without calls or
-// violations is folded as empty, at a count of 0, and the current folds
-// list it, so that readers take it as folded; an hour that holds rows no
-// insert counted (rows attached, here its count deleted) is not taken as
-// empty, whether the rows are calls or schema violations. A late insert
-// into a quiet hour makes its fold stale: the next run folds the hour with
-// its calls and supersedes the empty fold.
+// quiet hours. Every hour without calls or violations between two hours
+// with counted inserts is folded as empty, at a count of 0, and the
+// current folds list it, so that readers take it as folded; the hours
+// after the last insert are not (an idle install folds nothing); an hour
+// that holds rows no insert counted (rows attached, here its count
+// deleted) is not taken as empty, whether the rows are calls or schema
+// violations. A late insert into a quiet hour makes its fold stale: the
+// next run folds the hour with its calls and supersedes the empty fold.
 func TestRollupHoursFoldsQuietHours(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
@@ -807,8 +807,8 @@ func TestRollupHoursFoldsQuietHours(t *testing.T) {
 			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Quiet) != 0 {
 				t.Fatalf("new install: %v %v, want nothing folded", res, err)
 			}
-			calls := append(mixedCalls(day.Add(2*time.Hour), 5, 1, 1), mixedCalls(day.Add(5*time.Hour), 5, 100, 1)...) // 02:00-02:28, 05:00-05:28
-			attached := mixedCalls(day.Add(4*time.Hour), 3, 200, 1)                                                    // 04:00-04:14
+			calls := slices.Concat(mixedCalls(day.Add(2*time.Hour), 5, 1, 1), mixedCalls(day.Add(5*time.Hour), 5, 100, 1), mixedCalls(day.Add(9*time.Hour), 5, 400, 1)) // 02:00, 05:00, 09:00
+			attached := mixedCalls(day.Add(4*time.Hour), 3, 200, 1)                                                                                                     // 04:00-04:14
 			rows, _, _ := chtest.ReplayedViolations(3, 1, day, time.Hour)
 			violation := rows[0]
 			violation.Time = day.Add(7 * time.Hour)
@@ -833,18 +833,18 @@ func TestRollupHoursFoldsQuietHours(t *testing.T) {
 				if err := e.DB.Select(ctx, &n, "SELECT (SELECT count() FROM calls_hour_inserts) AS hours_n, (SELECT count() FROM calls_5m WHERE intDiv(toUInt32(bucket), 3600) * 3600 = @a) AS buckets_n", at...); err != nil {
 					t.Fatal(err)
 				}
-				if n[0].Hours == 2 && n[0].Buckets == 0 {
+				if n[0].Hours == 3 && n[0].Buckets == 0 {
 					break
 				}
 				if time.Since(start) > time.Minute {
-					t.Fatalf("%d hours counted and %d rollup rows of 04:00 a minute after the deletions; want 2 and none", n[0].Hours, n[0].Buckets)
+					t.Fatalf("%d hours counted and %d rollup rows of 04:00 a minute after the deletions; want 3 and none", n[0].Hours, n[0].Buckets)
 				}
 			}
 			now := time.Now()
 			res, err := compact.RollupHours(ctx, e.DB, now, 48*time.Hour, 0)
-			busy := []time.Time{day.Add(2 * time.Hour), day.Add(5 * time.Hour)}
-			var quiet []time.Time
-			for h := busy[0]; h.Before(now.UTC().Truncate(time.Hour)); h = h.Add(time.Hour) {
+			busy := []time.Time{day.Add(2 * time.Hour), day.Add(5 * time.Hour), day.Add(9 * time.Hour)}
+			var quiet []time.Time // 03:00, 06:00, 08:00
+			for h := busy[0]; h.Before(busy[2]); h = h.Add(time.Hour) {
 				if !slices.Contains(busy, h) && !slices.Contains(uncounted, h) {
 					quiet = append(quiet, h)
 				}
