@@ -107,10 +107,10 @@ type RollupResult struct {
 // or violations brought rows to it since the migration that counts them
 // (calls_hour_inserts), or it is a quiet hour (none did, between two of
 // the span's hours that some did, and it holds no rows, which it then
-// counts as 0 inserts: countQuietHours), its insert count has no fold yet (or only one made
-// before the folds listed their hour's copies and their latest ingests and
-// held its violations, INVALID_ARGUMENT arguments, calls per category and
-// flags),
+// counts as 0 inserts: countQuietHours), its insert count has no fold yet
+// (or only one made before the folds listed their hour's copies and their
+// latest ingests and held its violations, INVALID_ARGUMENT arguments,
+// calls per category and flags),
 // and its last insert, by the server's clock, is at least settle before
 // now (settle covers the clocks' skew too); a fold whose hour took an
 // insert while it ran is not recorded and is made again by a later run. It
