@@ -1,5 +1,5 @@
--- Gives each hour of @hour_list (quiet hours without rows, quiet_hours.sql
--- and quiet_hour_rows.sql) an insert count of 0 in calls_hour_inserts, whose
+-- Gives each hour of @hour_list (quiet hours without rows,
+-- compact.countQuietHours) an insert count of 0 in calls_hour_inserts, whose
 -- last insert is the hour's start: compact.RollupHours then folds it like
 -- any other hour, at count 0, and a late insert into it makes that fold
 -- stale as any other. Only counts of 0 are added: a count the hour has

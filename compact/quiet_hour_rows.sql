@@ -1,4 +1,5 @@
--- The hours of @hours (quiet_hours.sql's, between @first_s and @last_s)
+-- The hours of @hours (compact.countQuietHours' quiet hours, between
+-- @first_s and @last_s)
 -- that hold calls or schema violations all the same: rows attached to the
 -- tables without an insert, which calls_hour_inserts never counted.
 -- compact.RollupHours does not take them as empty.

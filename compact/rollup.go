@@ -1,9 +1,11 @@
 package compact
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -56,8 +58,6 @@ var (
 	foldFlagsHourSQL string
 	//go:embed drop_rollup_fold_flags.sql
 	dropRollupFoldFlagsSQL string
-	//go:embed quiet_hours.sql
-	quietHoursSQL string
 	//go:embed quiet_hour_rows.sql
 	quietHourRowsSQL string
 	//go:embed count_quiet_hours.sql
@@ -129,13 +129,16 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 	to := now.UTC().Truncate(time.Hour)
 	from := to.Add(-span.Truncate(time.Hour))
 	window := []any{clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix())}
-	if err := countQuietHours(ctx, db, window, now, settle); err != nil {
-		return res, err
-	}
 	counts, err := hourInserts(ctx, db, window, now, settle)
 	if err != nil {
 		return res, err
 	}
+	quiet, err := countQuietHours(ctx, db, counts, now, settle)
+	if err != nil {
+		return res, err
+	}
+	counts = append(counts, quiet...)
+	slices.SortFunc(counts, func(a, b hourCount) int { return cmp.Compare(a.Hour, b.Hour) })
 	var made []hourFold
 	if err := db.Select(ctx, &made, rollupFoldsSQL, window...); err != nil {
 		return res, fmt.Errorf("list rollup folds: %w", err)
@@ -207,53 +210,61 @@ func hourInserts(ctx context.Context, db DB, window []any, now time.Time, settle
 	return counts, nil
 }
 
-// countQuietHours gives the quiet hours of window that hold no rows an insert
-// count of 0 (count_quiet_hours.sql), which RollupHours then folds as any
-// other: an hour without calls is otherwise never folded, and readers that
-// take the folded hours up to the first one without a current fold
-// (the dashboards' bound variables, the API's fold bounds) read every raw
-// call after it, as if nothing were folded, on a fleet idle at night. It
-// counts none after the span's last hour with an insert: an idle install
-// folds nothing.
-func countQuietHours(ctx context.Context, db DB, window []any, now time.Time, settle time.Duration) error {
-	var listed []struct {
-		Hour int64 `ch:"hour_s"`
+// countQuietHours gives the quiet hours between the first and the last
+// hour of counts (the span's hours that inserts brought rows to, in order)
+// an insert count of 0 (count_quiet_hours.sql) and returns them, counted
+// and settled, for RollupHours to fold as any other. A quiet hour is one
+// without a count that ended at least settle before now and holds no rows
+// all the same (quiet_hour_rows.sql: calls or violations attached without
+// an insert, which are left alone). An hour without calls is otherwise
+// never folded, and readers that take the folded hours up to the first one
+// without a current fold (the dashboards' bound variables, the API's fold
+// bounds) read every raw call after it, as if nothing were folded, on a
+// fleet idle at night. The hours after the last insert wait for the next
+// one: an idle install folds nothing.
+func countQuietHours(ctx context.Context, db DB, counts []hourCount, now time.Time, settle time.Duration) ([]hourCount, error) {
+	if len(counts) < 2 {
+		return nil, nil
 	}
-	args := append(window[:len(window):len(window)], clickhouse.Named("now_s", now.Unix()), clickhouse.Named("settle_s", int64(settle/time.Second)))
-	if err := db.Select(ctx, &listed, quietHoursSQL, args...); err != nil {
-		return fmt.Errorf("list quiet hours: %w", err)
+	counted := map[int64]bool{}
+	for _, c := range counts {
+		counted[c.Hour] = true
+	}
+	var listed []any
+	for h := counts[0].Hour + 3600; h < counts[len(counts)-1].Hour && h+3600+int64(settle/time.Second) <= now.Unix(); h += 3600 {
+		if !counted[h] {
+			listed = append(listed, h)
+		}
 	}
 	if len(listed) == 0 {
-		return nil
-	}
-	set := make([]any, len(listed))
-	for i, l := range listed {
-		set[i] = l.Hour
+		return nil, nil
 	}
 	var held []struct {
 		Hour int64 `ch:"hour_s"`
 	}
-	if err := db.Select(ctx, &held, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: set}),
-		clickhouse.Named("first_s", listed[0].Hour), clickhouse.Named("last_s", listed[len(listed)-1].Hour)); err != nil {
-		return fmt.Errorf("look for rows in quiet hours: %w", err)
+	if err := db.Select(ctx, &held, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: listed}),
+		clickhouse.Named("first_s", listed[0]), clickhouse.Named("last_s", listed[len(listed)-1])); err != nil {
+		return nil, fmt.Errorf("look for rows in quiet hours: %w", err)
 	}
 	skip := map[int64]bool{}
 	for _, h := range held {
 		skip[h.Hour] = true
 	}
 	var hours []int64
+	var quiet []hourCount
 	for _, l := range listed {
-		if !skip[l.Hour] {
-			hours = append(hours, l.Hour)
+		if h := l.(int64); !skip[h] {
+			hours = append(hours, h)
+			quiet = append(quiet, hourCount{Hour: h, Settled: 1})
 		}
 	}
 	if len(hours) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := db.Exec(ctx, countQuietHoursSQL, clickhouse.Named("hour_list", hours)); err != nil {
-		return fmt.Errorf("count quiet hours: %w", err)
+		return nil, fmt.Errorf("count quiet hours: %w", err)
 	}
-	return nil
+	return quiet, nil
 }
 
 // foldHour folds one hour counted at inserts, its calls_5m states and its

@@ -508,7 +508,7 @@ func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 
 func TestRollupHoursNamesWhatFailed(t *testing.T) {
 	_, err := compact.RollupHours(context.Background(), failingDB{}, time.Now(), 3*time.Hour, 0)
-	if err == nil || !strings.Contains(err.Error(), "list quiet hours: server gone") {
+	if err == nil || !strings.Contains(err.Error(), "count rollup inserts: server gone") {
 		t.Fatalf("error %v, want the step named", err)
 	}
 	if res, err := compact.RollupHours(context.Background(), failingDB{}, time.Now(), 0, 0); err != nil || len(res.Folded) != 0 {
