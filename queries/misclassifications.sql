@@ -190,9 +190,9 @@ FROM (
                             AND (@all_tenants = 1 OR has(@tenants, tenant))
                             AND (@server = '' OR server = @server)
                             AND (@tool = '' OR tool = @tool)
-                            -- Only the groups with a failure: their hashes first, from the failed
-                            -- calls alone (see the header).
-                            AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+                          -- Only the groups with a failure: their hashes first, from the failed
+                          -- calls alone (see the header), looked up in WHERE.
+                          WHERE cityHash64(tenant, server, session_key, tool) GLOBAL IN (
                               SELECT cityHash64(tenant, server, session_key, tool)
                               FROM calls
                               WHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
