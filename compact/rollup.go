@@ -230,10 +230,12 @@ func countQuietHours(ctx context.Context, db DB, counts []hourCount, now time.Ti
 	for _, c := range counts {
 		counted[c.Hour] = true
 	}
-	var listed []any
+	var listed []int64
+	var set []any // listed, as the query's set
 	for h := counts[0].Hour + 3600; h < counts[len(counts)-1].Hour && h+3600+int64(settle/time.Second) <= now.Unix(); h += 3600 {
 		if !counted[h] {
 			listed = append(listed, h)
+			set = append(set, h)
 		}
 	}
 	if len(listed) == 0 {
@@ -242,7 +244,7 @@ func countQuietHours(ctx context.Context, db DB, counts []hourCount, now time.Ti
 	var held []struct {
 		Hour int64 `ch:"hour_s"`
 	}
-	if err := db.Select(ctx, &held, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: listed}),
+	if err := db.Select(ctx, &held, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: set}),
 		clickhouse.Named("first_s", listed[0]), clickhouse.Named("last_s", listed[len(listed)-1])); err != nil {
 		return nil, fmt.Errorf("look for rows in quiet hours: %w", err)
 	}
@@ -252,8 +254,8 @@ func countQuietHours(ctx context.Context, db DB, counts []hourCount, now time.Ti
 	}
 	var hours []int64
 	var quiet []hourCount
-	for _, l := range listed {
-		if h := l.(int64); !skip[h] {
+	for _, h := range listed {
+		if !skip[h] {
 			hours = append(hours, h)
 			quiet = append(quiet, hourCount{Hour: h, Settled: 1})
 		}

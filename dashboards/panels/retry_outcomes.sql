@@ -127,9 +127,8 @@ FROM (
                       AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
                     WHERE ts >= toDateTime(${chain_bound}) - 60
                       AND toDateTime(${chain_bound}) <= $__toTime
-                      -- Only the groups with a failure (queries/retry_outcomes.sql), here and
-                      -- not in PREWHERE, which 18.16 evaluates on every row of the day it
-                      -- reads: the hash is computed for the rows from the bound on only.
+                      -- Only the groups with a failure (queries/retry_outcomes.sql), in the
+                      -- WHERE (see the header).
                       AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
                         SELECT cityHash64(tenant, server, session_key, tool)
                         FROM calls
