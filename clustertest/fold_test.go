@@ -136,12 +136,16 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	}
 	compare("folded")
 
-	// lateCall writes, to both, a new call at t0+at into a folded hour.
+	// lateCall writes, to both, a new call at t0+at into a folded hour,
+	// and waits until both replicas of its shard hold it: the insert is
+	// acknowledged by one replica, which step 2 may then stop before the
+	// other has fetched the call, and the job's reads may go to either.
 	lateCall := func(i int, at time.Duration) pipeline.Call {
 		c := calls[i]
 		c.CallID, c.TimeMs = c.CallID^0x5eed, t0.Add(at).UnixMilli()
 		c.Time = time.UnixMilli(c.TimeMs).UTC()
 		write([]pipeline.Call{c})
+		syncReplicas(t, db)
 		return c
 	}
 
@@ -155,7 +159,7 @@ func TestRetentionJobOnCluster(t *testing.T) {
 			victim.Restart(context.Background())
 		}
 	}()
-	time.Sleep(8 * time.Second) // past its ZooKeeper session: no longer a live replica
+	waitReplicaGone(t, nodeConn(t, 1, 0, db))
 	if _, err := apply(clustered.conn, fold, clusterName); err == nil || !strings.Contains(err.Error(), "replicas") {
 		t.Fatalf("fold with a replica down: %v; want the quorum's refusal", err)
 	}
@@ -249,6 +253,35 @@ func TestRetentionJobOnCluster(t *testing.T) {
 		}
 	}
 	compare("11-29 dropped")
+}
+
+// waitReplicaGone waits until peer, the other replica of a stopped node's
+// shard, counts one live replica for every replicated table of its
+// database: the stopped node's ZooKeeper session has expired (6 s after
+// its last heartbeat, later on a loaded machine), as after any real
+// crash: a quorum insert now fails at once instead of waiting for it.
+func waitReplicaGone(t *testing.T, peer driver.Conn) {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(time.Minute)
+	for {
+		var rows []struct {
+			Tables uint64 `ch:"tables"`
+			Max    uint8  `ch:"most_active"`
+		}
+		if err := peer.Select(context.Background(), &rows,
+			"SELECT count() AS tables, max(active_replicas) AS most_active FROM system.replicas WHERE database = currentDatabase()"); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 1 && rows[0].Tables > 0 && rows[0].Max == 1 {
+			t.Logf("the stopped replica's peer counted it gone after %s", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the replica stopped, its peer still counts live replicas %+v; want 1 for every table", rows)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // changedTables is the table each change of res names, in order.

@@ -546,10 +546,18 @@ func TestReplicaLossDuringIngest(t *testing.T) {
 	down := time.Now()
 	acked, peerRows := st.acked.Load(), localCount(t, peer, "calls_local")
 	// Inserts go on without it past its ZooKeeper session timeout (6 s):
-	// ZooKeeper declares it gone, as after any real crash.
-	time.Sleep(8 * time.Second)
-	if n := localCount(t, peer, "calls_local"); n <= peerRows {
-		t.Errorf("shard 1's other replica got no rows while %s was down (%d before, %d after)", victim.Addr, peerRows, n)
+	// ZooKeeper declares it gone, as after any real crash, and the peer
+	// takes new rows.
+	waitReplicaGone(t, peer)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		n := localCount(t, peer, "calls_local")
+		if n > peerRows {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("shard 1's other replica got no rows while %s was down (%d before, %d after)", victim.Addr, peerRows, n)
+			break
+		}
 	}
 	if err := victim.Restart(context.Background()); err != nil {
 		t.Fatal(err)
