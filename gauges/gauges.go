@@ -8,9 +8,11 @@
 // from the .sql files here.
 //
 // Cardinality is capped: each metric keeps at most MaxSeries series (the
-// busiest first) and the chain analytics run for at most MaxPairs (tenant,
-// server) pairs; what is cut is counted in
-// mcplens_gauges_series_dropped_total{metric}.
+// busiest first) and the chain analytics are exported for at most MaxPairs
+// (tenant, server) pairs; what is cut is counted in
+// mcplens_gauges_series_dropped_total{metric}. The chain analytics are
+// asked for every pair at once (queries.Filter.ByPair): a refresh is a
+// fixed handful of statements, however many pairs the fleet has.
 package gauges
 
 import (
@@ -60,8 +62,9 @@ type Config struct {
 	// MaxSeries caps the series of each metric [5000].
 	MaxSeries int
 	// MaxPairs caps the (tenant, server) pairs whose retry chains, re-calls
-	// and misclassifications are computed, busiest first [50]: each pair
-	// costs four queries per refresh (misclassifications is two).
+	// and misclassifications are exported, busiest first [50]. The chain
+	// analytics are computed for every pair in one query each
+	// (misclassifications is two), whatever the cap.
 	MaxPairs int
 	// RetryWindow and MinChains are the analytics' parameters
 	// [queries.DefaultRetryWindow, queries.DefaultMinChains].
@@ -282,19 +285,31 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 		}
 	}
 	var chains, recallFailures, unchanged, misclass []series
+	// The busiest MaxPairs pairs with a failure are kept; the chain
+	// analytics are asked once for every pair (queries.Filter.ByPair), a
+	// statement each, and the rows of the other pairs left out. Asked pair
+	// by pair, 50 pairs took 300 statements and most of the minute
+	// (BENCHMARKS.md, thirty-ninth round).
+	kept := map[[2]string]bool{}
 	for i, p := range busiest(pairVolume) {
 		if i >= x.cfg.MaxPairs {
 			x.dropped.WithLabelValues("pairs").Inc()
 			continue
 		}
+		kept[p] = true
+	}
+	if len(kept) > 0 {
 		pf := f
-		pf.Tenant, pf.Server = p[0], p[1]
+		pf.ByPair = true
 		outcomes, err := queries.RetryOutcomes(ctx, x.db, pf, x.cfg.RetryWindow)
 		if err != nil {
 			fail("retry_outcomes", err)
 		}
 		for _, o := range outcomes {
-			l := []string{p[0], p[1], o.Tool, o.Category, retryability(o.DeclaredRetryable), retryability(o.ExpectedRetryable)}
+			if !kept[[2]string{o.Tenant, o.Server}] {
+				continue
+			}
+			l := []string{o.Tenant, o.Server, o.Tool, o.Category, retryability(o.DeclaredRetryable), retryability(o.ExpectedRetryable)}
 			for _, oc := range []struct {
 				name string
 				n    uint64
@@ -309,7 +324,10 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 			fail("recalls", err)
 		}
 		for _, r := range recalls {
-			l := []string{p[0], p[1], r.Tool, r.Category}
+			if !kept[[2]string{r.Tenant, r.Server}] {
+				continue
+			}
+			l := []string{r.Tenant, r.Server, r.Tool, r.Category}
 			recallFailures = append(recallFailures, series{recallFailuresDesc, float64(r.Failures), l})
 			unchanged = append(unchanged, series{unchangedDesc, float64(r.Unchanged), l})
 		}
@@ -318,11 +336,14 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 			fail("misclassifications", err)
 		}
 		for _, m := range mis {
+			if !kept[[2]string{m.Tenant, m.Server}] {
+				continue
+			}
 			v := m.Chains
 			if m.Kind == queries.KindMisflagged {
 				v = m.Calls
 			}
-			misclass = append(misclass, series{misclassDesc, float64(v), []string{p[0], p[1], m.Tool, m.Category, m.Kind}})
+			misclass = append(misclass, series{misclassDesc, float64(v), []string{m.Tenant, m.Server, m.Tool, m.Category, m.Kind}})
 		}
 	}
 	changed, err := definitionChanges(ctx, x.db, now)

@@ -53,7 +53,10 @@ const DefaultMinChains = 5
 // Misclassification is one (tool, category) whose retry behaviour or isError
 // flags contradict its classification.
 type Misclassification struct {
-	Kind     string `ch:"kind" json:"kind"`
+	Kind string `ch:"kind" json:"kind"`
+	// Tenant and Server name the row's pair with Filter.ByPair, else "".
+	Tenant   string `ch:"tenant" json:"-"`
+	Server   string `ch:"server" json:"-"`
 	Tool     string `ch:"tool" json:"tool"`
 	Category string `ch:"category" json:"category"`
 	// Chains is the population of retry chains the row is about; 0 for
@@ -75,7 +78,9 @@ type Misclassification struct {
 // classifications contradicted by the retry chains started in [f.From,
 // f.To) (window is the retry window) and by the misflagged calls in the
 // range, when the population holds at least minChains chains (misflagged:
-// calls). Rows are ordered by kind, tool and category. For
+// calls). Rows are ordered by kind, tool and category (with f.ByPair, per
+// tenant and server too, ordered by kind, tenant, server, tool and
+// category). For
 // retried_non_idempotent the tools' hints come from the definition in force
 // at f.To (as in ToolVersions); tools without a known definition are left
 // out, since their hints are unknown. With FoldedChainWindow the chains of
@@ -120,7 +125,8 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 	}
 	rows = append(rows, flagged...)
 	slices.SortFunc(rows, func(a, b Misclassification) int {
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server),
+			cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
 	})
 	for i := range rows {
 		rows[i].Evidence = rows[i].evidence()

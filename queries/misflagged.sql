@@ -26,11 +26,15 @@
 -- queries.Misclassifications asks first over more than two UTC days; else
 -- @first_s), constants, so that the server skips the days in between; the
 -- folded hours after the bound are set aside on their time.
-SELECT kind, tool, category, chains, calls, recovered, total
+-- With @by_pair = 1 the rows are per tenant and server as well, as in
+-- misclassifications.sql.
+SELECT kind, tenant, server, tool, category, chains, calls, recovered, total
 FROM (
   SELECT
     'misflagged' AS kind,
-    tool_m AS tool,
+    tool_m.1 AS tenant,
+    tool_m.2 AS server,
+    tool_m.3 AS tool,
     category_m AS category,
     toUInt64(0) AS chains,
     toUInt64(sum(mf)) AS calls,
@@ -38,7 +42,7 @@ FROM (
     toUInt64(sum(n)) AS total
   FROM (
     SELECT
-      CAST(tool AS String) AS tool_m,
+      (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_m,
       CAST(category AS String) AS category_m,
       toInt64(sum(misflagged)) AS mf,
       toInt64(count()) AS n
@@ -57,12 +61,12 @@ FROM (
       AND (@all_tenants = 1 OR has(@tenants, tenant))
       AND (@server = '' OR server = @server)
       AND (@tool = '' OR tool = @tool)
-    GROUP BY tool, category
+    GROUP BY tenant, server, tool, category
     UNION ALL
     SELECT tool_m, s.2, -toInt64(s.3), toInt64(-1)
     FROM (
       SELECT
-        CAST(tool AS String) AS tool_m,
+        (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_m,
         arrayPopFront(arraySort(x -> -x.1, groupArray((ingested_ms, CAST(category AS String), misflagged)))) AS stale
       FROM calls
       PREWHERE call_id GLOBAL IN (
@@ -114,7 +118,7 @@ FROM (
     ARRAY JOIN stale AS s
     UNION ALL
     SELECT
-      CAST(tool AS String) AS tool_m,
+      (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_m,
       CAST(category AS String) AS category_m,
       toInt64(misflagged) AS mf,
       toInt64(calls) AS n
@@ -136,4 +140,4 @@ FROM (
   GROUP BY tool_m, category_m
   HAVING calls >= @min_chains
 )
-ORDER BY tool, category
+ORDER BY tenant, server, tool, category

@@ -76,6 +76,12 @@ type Filter struct {
 	Server   string
 	Tool     string
 	Tenants  []string
+	// ByPair asks the chain analytics (RetryOutcomes, Recalls,
+	// Misclassifications) for rows per tenant and server as well: each row
+	// then names its pair, and holds what the same call with Tenant and
+	// Server set to that pair returns. Without it Tenant and Server are ""
+	// in every row. The other queries ignore it.
+	ByPair bool
 }
 
 func (f Filter) args() []any {
@@ -84,6 +90,10 @@ func (f Filter) args() []any {
 	all, tenants := 0, f.Tenants
 	if len(tenants) == 0 {
 		all, tenants = 1, []string{""}
+	}
+	byPair := 0
+	if f.ByPair {
+		byPair = 1
 	}
 	return []any{
 		clickhouse.Named("from_s", f.From.Unix()),
@@ -95,6 +105,7 @@ func (f Filter) args() []any {
 		clickhouse.Named("tool", f.Tool),
 		clickhouse.Named("all_tenants", all),
 		clickhouse.Named("tenants", tenants),
+		clickhouse.Named("by_pair", byPair),
 	}
 }
 

@@ -11,6 +11,9 @@ var recallsSQL = mustSQL("recalls.sql")
 // Recall counts the failed calls of one tool and category, and the unchanged
 // re-calls among them (docs/analytics.md, "Unchanged re-calls").
 type Recall struct {
+	// Tenant and Server name the row's pair with Filter.ByPair, else "".
+	Tenant   string `ch:"tenant" json:"-"`
+	Server   string `ch:"server" json:"-"`
 	Tool     string `ch:"tool" json:"tool"`
 	Category string `ch:"category" json:"category"`
 	Failures uint64 `ch:"failures" json:"failures"`
@@ -27,7 +30,8 @@ type Recall struct {
 // Recalls returns, per tool and category, the failed calls in [f.From,
 // f.To) and how many of them were followed, within window, by a call of the
 // same tool in the same session key with identical arguments. Rows are
-// ordered by tool and category.
+// ordered by tool and category (with f.ByPair, per tenant and server too,
+// ordered by them first).
 func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Recall, error) {
 	args, err := chainArgs(f, window, 0, 1)
 	if err != nil {

@@ -1,9 +1,11 @@
 package queries_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -163,6 +165,38 @@ func TestRetryAnalyticsMatchReference(t *testing.T) {
 	if rows < 300 || risky < 10 {
 		t.Fatalf("the reference gives only %d rows, %d retried_non_idempotent; the generated traffic is too thin to test much", rows, risky)
 	}
+	// With ByPair every case is asked once for all pairs (the gauges' form):
+	// its rows must be, pair by pair, the reference's for the case with
+	// Tenant and Server set to that pair.
+	wantByPair := make([]answers, len(cases))
+	for i, c := range cases {
+		for _, tenant := range []string{"acme", "globex", "initech"} {
+			for _, server := range []string{"crm", "kb"} {
+				if c.f.Tenant != "" && c.f.Tenant != tenant || c.f.Server != "" && c.f.Server != server {
+					continue
+				}
+				pf := c.f
+				pf.Tenant, pf.Server = tenant, server
+				w := &wantByPair[i]
+				for _, o := range refRetryOutcomes(all, pf, c.window) {
+					o.Tenant, o.Server = tenant, server
+					w.outcomes = append(w.outcomes, o)
+				}
+				for _, r := range refRecalls(all, pf, c.window) {
+					r.Tenant, r.Server = tenant, server
+					w.recalls = append(w.recalls, r)
+				}
+				for _, m := range refMisclassifications(all, pf, c.window, c.minChains, nonIdempotent(c.f.To)) {
+					m.Tenant, m.Server = tenant, server
+					w.mis = append(w.mis, m)
+				}
+			}
+		}
+		slices.SortStableFunc(wantByPair[i].mis, func(a, b queries.Misclassification) int { return cmp.Compare(a.Kind, b.Kind) })
+	}
+	if n, all := len(wantByPair[0].outcomes), len(want[0].outcomes); n <= all {
+		t.Fatalf("the first case has %d retry outcome rows by pair against %d for all pairs; want the pairs to split them", n, all)
+	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, calls)
@@ -191,6 +225,30 @@ func TestRetryAnalyticsMatchReference(t *testing.T) {
 				}
 				if !equalRows(mis, want[i].mis) {
 					t.Errorf("misclassifications %s: SQL and reference differ\n got %s\nwant %s", name, dump(mis), dump(want[i].mis))
+				}
+
+				bf := c.f
+				bf.ByPair = true
+				outcomes, err = queries.RetryOutcomes(ctx, e.DB, bf, c.window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalRows(outcomes, wantByPair[i].outcomes) {
+					t.Errorf("retry outcomes by pair %s: SQL and reference differ\n got %s\nwant %s", name, dump(outcomes), dump(wantByPair[i].outcomes))
+				}
+				recalls, err = queries.Recalls(ctx, e.DB, bf, c.window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalRows(recalls, wantByPair[i].recalls) {
+					t.Errorf("recalls by pair %s: SQL and reference differ\n got %s\nwant %s", name, dump(recalls), dump(wantByPair[i].recalls))
+				}
+				mis, err = queries.Misclassifications(ctx, e.DB, bf, c.window, c.minChains)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalRows(mis, wantByPair[i].mis) {
+					t.Errorf("misclassifications by pair %s: SQL and reference differ\n got %s\nwant %s", name, dump(mis), dump(wantByPair[i].mis))
 				}
 			}
 		})

@@ -11,6 +11,9 @@ var retryOutcomesSQL = mustSQL("retry_outcomes.sql")
 // RetryOutcome counts the retry chains of one tool whose first call had one
 // category and retryability (docs/analytics.md, "Retry chains").
 type RetryOutcome struct {
+	// Tenant and Server name the row's pair with Filter.ByPair, else "".
+	Tenant            string `ch:"tenant" json:"-"`
+	Server            string `ch:"server" json:"-"`
 	Tool              string `ch:"tool" json:"tool"`
 	Category          string `ch:"category" json:"category"`
 	DeclaredRetryable int8   `ch:"declared_retryable" json:"declared_retryable"`
@@ -32,7 +35,8 @@ type RetryOutcome struct {
 // RetryOutcomes returns, per tool, category, declared and expected
 // retryability of the first call, the retry chains that started in
 // [f.From, f.To) and how they ended, with window as the retry window. Rows
-// are ordered by tool, category, declared and expected retryability. With
+// are ordered by tool, category, declared and expected retryability (with
+// f.ByPair, per tenant and server too, ordered by them first). With
 // FoldedChainWindow the chains of the hours the retention job has folded
 // come from their fold (one query for the bound, then the chains).
 func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) ([]RetryOutcome, error) {

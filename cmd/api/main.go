@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.DurationVar(&cfg.gauges.Every, "gauges-every", time.Minute, "how often the analytics gauges on /metrics are refreshed from ClickHouse; each refresh runs up to 3 queries, and 4 per (tenant, server) pair")
 	fs.DurationVar(&cfg.gauges.Window, "gauges-window", time.Hour, "trailing window the mcplens_window_* gauges describe; longer windows cost more per refresh")
 	fs.IntVar(&cfg.gauges.MaxSeries, "gauges-max-series", 5000, "most series per gauge metric, busiest first; the rest are counted in mcplens_gauges_series_dropped_total")
-	fs.IntVar(&cfg.gauges.MaxPairs, "gauges-max-pairs", 50, "most (tenant, server) pairs whose retry, re-call and misclassification gauges are computed, most failures first")
+	fs.IntVar(&cfg.gauges.MaxPairs, "gauges-max-pairs", 50, "most (tenant, server) pairs whose retry, re-call and misclassification gauges are exported, most failures first")
 	fs.StringVar(&cfg.tokensFile, "tokens-file", getenv("MCPLENS_TOKENS_FILE"), "YAML or JSON file of bearer tokens (docs/operations.md); api tokens read only their tenants, metrics tokens read /metrics; without tokens (and without MCPLENS_TOKENS) the api runs in open mode (env MCPLENS_TOKENS_FILE)")
 	fs.BoolVar(&cfg.insecureOpen, "insecure-open", false, "allow open mode (no tokens) on a non-loopback -listen")
 	cfg.ch.RegisterFlags(fs, getenv)
