@@ -1,6 +1,7 @@
 package queries_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -112,6 +113,9 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 				t.Errorf("%s, %s: SQL and reference differ\n got %s\n     %s\nwant %s\n     %s", step, name(c),
 					dump(outcomes), dump(mis), dump(want[i].outcomes), dump(want[i].mis))
 			}
+			if i == 0 || i == 5 {
+				checkByPair(t, e, step+", "+name(c), c.f, c.window, c.minChains)
+			}
 		}
 		return differ
 	}
@@ -200,5 +204,56 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 				t.Error("no misflagged row changed when the flags fold's rows were doubled: the misflagged query does not read the fold")
 			}
 		})
+	}
+}
+
+// checkByPair asks f's chain analytics once with ByPair and requires, for
+// each pair of the generated traffic, the rows of that pair to be what the
+// same call with Tenant and Server set to it returns: the gauges' form over
+// folded chains, folded flags and raw calls alike.
+func checkByPair(t *testing.T, e *chtest.Engine, step string, f queries.Filter, window time.Duration, minChains int64) {
+	t.Helper()
+	ctx := context.Background()
+	bf := f
+	bf.ByPair = true
+	outcomes, err := queries.RetryOutcomes(ctx, e.DB, bf, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mis, err := queries.Misclassifications(ctx, e.DB, bf, window, minChains)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantOutcomes []queries.RetryOutcome
+	var wantMis []queries.Misclassification
+	for _, tenant := range []string{"acme", "globex", "initech"} {
+		for _, server := range []string{"crm", "kb"} {
+			pf := f
+			pf.Tenant, pf.Server = tenant, server
+			o, err := queries.RetryOutcomes(ctx, e.DB, pf, window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range o {
+				r.Tenant, r.Server = tenant, server
+				wantOutcomes = append(wantOutcomes, r)
+			}
+			m, err := queries.Misclassifications(ctx, e.DB, pf, window, minChains)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range m {
+				r.Tenant, r.Server = tenant, server
+				wantMis = append(wantMis, r)
+			}
+		}
+	}
+	slices.SortStableFunc(wantMis, func(a, b queries.Misclassification) int { return cmp.Compare(a.Kind, b.Kind) })
+	if len(wantOutcomes) == 0 || len(wantMis) == 0 {
+		t.Fatalf("%s: the pairs have %d retry outcome and %d misclassification rows; want some of each", step, len(wantOutcomes), len(wantMis))
+	}
+	if !equalRows(outcomes, wantOutcomes) || !equalRows(mis, wantMis) {
+		t.Errorf("%s: by pair and pair by pair differ\n got %s\n     %s\nwant %s\n     %s", step,
+			dump(outcomes), dump(mis), dump(wantOutcomes), dump(wantMis))
 	}
 }

@@ -41,9 +41,13 @@ FROM (
     toUInt64(0) AS recovered,
     toUInt64(sum(n)) AS total
   FROM (
+    SELECT (tenant_g, server_g, toString(tool)) AS tool_m, CAST(category AS String) AS category_m, mf, n
+    FROM (
     SELECT
-      (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_m,
-      CAST(category AS String) AS category_m,
+      if(@by_pair = 1, toString(tenant), '') AS tenant_g,
+      if(@by_pair = 1, toString(server), '') AS server_g,
+      tool,
+      category,
       toInt64(sum(misflagged)) AS mf,
       toInt64(count()) AS n
     FROM calls
@@ -61,7 +65,8 @@ FROM (
       AND (@all_tenants = 1 OR has(@tenants, tenant))
       AND (@server = '' OR server = @server)
       AND (@tool = '' OR tool = @tool)
-    GROUP BY tenant, server, tool, category
+    GROUP BY tenant_g, server_g, tool, category
+    )
     UNION ALL
     SELECT tool_m, s.2, -toInt64(s.3), toInt64(-1)
     FROM (
