@@ -55,8 +55,8 @@ const DefaultMinChains = 5
 type Misclassification struct {
 	Kind string `ch:"kind" json:"kind"`
 	// Tenant and Server name the row's pair with Filter.ByPair, else "".
-	Tenant   string `ch:"tenant" json:"-"`
-	Server   string `ch:"server" json:"-"`
+	Tenant   string `ch:"-" json:"-"`
+	Server   string `ch:"-" json:"-"`
 	Tool     string `ch:"tool" json:"tool"`
 	Category string `ch:"category" json:"category"`
 	// Chains is the population of retry chains the row is about; 0 for
@@ -124,6 +124,14 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 		return nil, fmt.Errorf("misclassifications: %w", err)
 	}
 	rows = append(rows, flagged...)
+	if f.ByPair {
+		for i := range rows {
+			var err error
+			if rows[i].Tenant, rows[i].Server, rows[i].Tool, err = splitPairKey(rows[i].Tool); err != nil {
+				return nil, fmt.Errorf("misclassifications: %w", err)
+			}
+		}
+	}
 	slices.SortFunc(rows, func(a, b Misclassification) int {
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server),
 			cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))

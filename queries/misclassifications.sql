@@ -46,16 +46,14 @@
 -- carries a hash of its tenant, server and tool for the tools' lookup, as
 -- the dashboards' panel does: carried through the array steps, the names
 -- cost 18.16 70 ms more (BENCHMARKS.md, thirty-second round).
--- With @by_pair = 1 the rows are per tenant and server as well, as in
--- retry_outcomes.sql: each population is then a (tenant, server, tool,
--- category)'s, and min_chains applies to it.
-SELECT kind, tenant, server, tool, category, chains, calls, recovered, total
+-- With @by_pair = 1 the rows are per tenant and server as well, their
+-- tool the pair's key (retry_outcomes.sql): each population is then a
+-- (tenant, server, tool, category)'s, and min_chains applies to it.
+SELECT kind, tool, category, chains, calls, recovered, total
 FROM (
   SELECT
     k.1 AS kind,
-    tool_.1 AS tenant,
-    tool_.2 AS server,
-    tool_.3 AS tool,
+    CAST(tool_ AS String) AS tool,
     CAST(cat_ AS String) AS category,
     k.2 AS chains,
     k.3 AS calls,
@@ -124,7 +122,7 @@ FROM (
             FROM tool_definitions FINAL
             WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_
       FROM (
-        SELECT (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_, cityHash64(tenant, server, tool) AS key_, (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
+        SELECT if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_, cityHash64(tenant, server, tool) AS key_, (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
         FROM chains_folded
         PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
         WHERE hour >= toDateTime(@from_hour_s, 'UTC') AND hour < toDateTime(@bound_s, 'UTC')
@@ -184,7 +182,7 @@ FROM (
                         SELECT tool_, key_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
                         FROM (
                           SELECT
-                            (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_,
+                            if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
                             cityHash64(tenant, server, tool) AS key_,
                             arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
                           FROM calls
@@ -231,4 +229,4 @@ FROM (
   ] AS k
   WHERE k.5 = 1
 )
-ORDER BY kind, tenant, server, tool, category
+ORDER BY kind, tool, category

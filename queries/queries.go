@@ -10,6 +10,8 @@ import (
 	"embed"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -107,6 +109,31 @@ func (f Filter) args() []any {
 		clickhouse.Named("tenants", tenants),
 		clickhouse.Named("by_pair", byPair),
 	}
+}
+
+// splitPairKey reads the key the chain analytics put in a row's tool with
+// Filter.ByPair: "<bytes of tenant>:<tenant><bytes of server>:<server><tool>"
+// (retry_outcomes.sql). The lengths make it exact whatever bytes the names
+// hold.
+func splitPairKey(key string) (tenant, server, tool string, err error) {
+	field := func() (string, bool) {
+		n, rest, ok := strings.Cut(key, ":")
+		size, err := strconv.Atoi(n)
+		if !ok || err != nil || size < 0 || size > len(rest) {
+			return "", false
+		}
+		key = rest[size:]
+		return rest[:size], true
+	}
+	whole := key
+	var ok bool
+	if tenant, ok = field(); ok {
+		server, ok = field()
+	}
+	if !ok {
+		return "", "", "", fmt.Errorf("pair key %q: want <bytes>:<tenant><bytes>:<server><tool>", whole)
+	}
+	return tenant, server, key, nil
 }
 
 // stepSeconds returns step in whole seconds, or one bucket spanning the range.

@@ -39,3 +39,28 @@ func TestFoldedUntil(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitPairKey reads the keys the chain analytics build with ByPair
+// back into their names, whatever bytes the names hold, and rejects keys
+// that are not of that form.
+func TestSplitPairKey(t *testing.T) {
+	for _, c := range []struct {
+		key, tenant, server, tool string
+		ok                        bool
+	}{
+		{"4:acme2:kbsearch", "acme", "kb", "search", true},
+		{"0:0:", "", "", "", true},
+		{"3:a:b4:1:2:3:x", "a:b", "1:2:", "3:x", true},
+		{"4:é 12:kb", "é 1", "kb", "", true},
+		{"search", "", "", "", false},
+		{"9:acme2:kbsearch", "", "", "", false},
+		{"4:acme", "", "", "", false},
+		{"-1:acme2:kb", "", "", "", false},
+		{"4:acmeX:kb", "", "", "", false},
+	} {
+		tenant, server, tool, err := splitPairKey(c.key)
+		if (err == nil) != c.ok || c.ok && (tenant != c.tenant || server != c.server || tool != c.tool) {
+			t.Errorf("splitPairKey(%q) = %q, %q, %q, %v; want %q, %q, %q, ok %v", c.key, tenant, server, tool, err, c.tenant, c.server, c.tool, c.ok)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package queries
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -12,8 +14,8 @@ var recallsSQL = mustSQL("recalls.sql")
 // re-calls among them (docs/analytics.md, "Unchanged re-calls").
 type Recall struct {
 	// Tenant and Server name the row's pair with Filter.ByPair, else "".
-	Tenant   string `ch:"tenant" json:"-"`
-	Server   string `ch:"server" json:"-"`
+	Tenant   string `ch:"-" json:"-"`
+	Server   string `ch:"-" json:"-"`
 	Tool     string `ch:"tool" json:"tool"`
 	Category string `ch:"category" json:"category"`
 	Failures uint64 `ch:"failures" json:"failures"`
@@ -42,7 +44,18 @@ func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Reca
 		return nil, fmt.Errorf("recalls: %w", err)
 	}
 	for i := range rows {
+		if f.ByPair {
+			if rows[i].Tenant, rows[i].Server, rows[i].Tool, err = splitPairKey(rows[i].Tool); err != nil {
+				return nil, fmt.Errorf("recalls: %w", err)
+			}
+		}
 		rows[i].Rate = ratio(float64(rows[i].Unchanged), float64(rows[i].Failures))
+	}
+	if f.ByPair {
+		slices.SortStableFunc(rows, func(a, b Recall) int {
+			return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool),
+				cmp.Compare(a.Category, b.Category))
+		})
 	}
 	return rows, nil
 }

@@ -10,18 +10,17 @@
 -- failure near the end of the range still has its next call. Relies on the
 -- daily partitions for the time filter and on the (tenant, server, tool)
 -- prefix of the sort key for the filters. With @by_pair = 1 the rows are
--- per tenant and server as well, as in retry_outcomes.sql.
+-- per tenant and server as well, their tool the pair's key, as in
+-- retry_outcomes.sql.
 SELECT
-  tool_.1 AS tenant,
-  tool_.2 AS server,
-  tool_.3 AS tool,
+  tool_ AS tool,
   fc.1 AS category,
   toUInt64(count()) AS failures,
   toUInt64(sum(fc.2)) AS with_next_call,
   toUInt64(sum(fc.3)) AS unchanged
 FROM (
   SELECT
-    (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_,
+    if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
     arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String)))) AS c0,
     arrayMap(x -> x.1, c0) AS t0,
     arrayMap(x -> x.3, c0) AS id0,
@@ -62,5 +61,5 @@ FROM (
   HAVING max(is_failure) = 1
 )
 ARRAY JOIN fails AS fc
-GROUP BY tenant, server, tool, category
-ORDER BY tenant, server, tool, category
+GROUP BY tool, category
+ORDER BY tool, category

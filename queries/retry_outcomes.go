@@ -1,8 +1,10 @@
 package queries
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -12,8 +14,8 @@ var retryOutcomesSQL = mustSQL("retry_outcomes.sql")
 // category and retryability (docs/analytics.md, "Retry chains").
 type RetryOutcome struct {
 	// Tenant and Server name the row's pair with Filter.ByPair, else "".
-	Tenant            string `ch:"tenant" json:"-"`
-	Server            string `ch:"server" json:"-"`
+	Tenant            string `ch:"-" json:"-"`
+	Server            string `ch:"-" json:"-"`
 	Tool              string `ch:"tool" json:"tool"`
 	Category          string `ch:"category" json:"category"`
 	DeclaredRetryable int8   `ch:"declared_retryable" json:"declared_retryable"`
@@ -50,8 +52,20 @@ func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) (
 	}
 	for i := range rows {
 		r := &rows[i]
+		if f.ByPair {
+			if r.Tenant, r.Server, r.Tool, err = splitPairKey(r.Tool); err != nil {
+				return nil, fmt.Errorf("retry outcomes: %w", err)
+			}
+		}
 		r.SuccessShare = ratio(float64(r.RetryThenSuccess), float64(r.RetryThenSuccess+r.RetryThenFail))
 		r.AvgAttempts = ratio(float64(r.Attempts), float64(r.Chains))
+	}
+	if f.ByPair {
+		slices.SortStableFunc(rows, func(a, b RetryOutcome) int {
+			return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool),
+				cmp.Compare(a.Category, b.Category), cmp.Compare(a.DeclaredRetryable, b.DeclaredRetryable),
+				cmp.Compare(a.ExpectedRetryable, b.ExpectedRetryable))
+		})
 	}
 	return rows, nil
 }

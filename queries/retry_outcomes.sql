@@ -59,14 +59,14 @@
 -- the fold 0.12-0.19 s and 0.24 s (26.7: 0.06-0.09 s and 0.12 s), the
 -- bound's query 9-12 ms more (BENCHMARKS.md, thirty-sixth round). The
 -- dashboards' chain panels read the fold since the thirty-first.
--- With @by_pair = 1 the rows are per tenant and server as well, each chain
--- keyed by the tuple (tenant, server, tool) it carries as tool_ (the api's
--- gauges ask every pair in one statement, package gauges); with 0 tenant
--- and server are '' and the rows are per tool.
+-- With @by_pair = 1 the rows are per tenant and server as well: each
+-- chain's tool_ is then the key "<bytes of tenant>:<tenant><bytes of
+-- server>:<server><tool>" (queries.splitPairKey reads it back), which the
+-- api's gauges ask for every pair in one statement (package gauges); with
+-- 0 it is the tool. As a tuple (tenant, server, tool) the key cost 26.7
+-- about 10 ms more of planning (BENCHMARKS.md, thirty-ninth round).
 SELECT
-  tool_.1 AS tenant,
-  tool_.2 AS server,
-  tool_.3 AS tool,
+  tool_ AS tool,
   ch.1 AS category,
   ch.2 AS declared_retryable,
   ch.3 AS expected_retryable,
@@ -78,7 +78,7 @@ SELECT
   toUInt64(countIf(ch.6 = 1)) AS args_changed_chains
 FROM (
   SELECT
-    (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_,
+    if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
     (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
   FROM chains_folded
   PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
@@ -138,7 +138,7 @@ FROM (
                 SELECT tool_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
                 FROM (
                   SELECT
-                    (if(@by_pair = 1, toString(tenant), ''), if(@by_pair = 1, toString(server), ''), toString(tool)) AS tool_,
+                    if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
                     arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
                   FROM calls
                   PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
@@ -173,5 +173,5 @@ FROM (
   )
   ARRAY JOIN chains_ AS ch0
 )
-GROUP BY tenant, server, tool, category, declared_retryable, expected_retryable
-ORDER BY tenant, server, tool, category, declared_retryable, expected_retryable
+GROUP BY tool, category, declared_retryable, expected_retryable
+ORDER BY tool, category, declared_retryable, expected_retryable
