@@ -31,7 +31,7 @@ soak: deps ## fault-injection tests of docs/operations.md with longer faults and
 fuzz: deps ## run each fuzz target longer (FUZZTIME=5m by default here)
 	@scripts/fuzz.sh $(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),5m)
 
-bench: deps ## pipeline stages, ingest end to end vs clickhouse-client, queries at 1M calls (5-15 min; BENCHMARKS.md; MCPLENS_BENCH_BASELINE=<git rev> adds an older ingest build)
+bench: deps ## pipeline stages, ingest end to end vs clickhouse-client, queries and the gauges' refresh at 1M calls (5-15 min; BENCHMARKS.md; MCPLENS_BENCH_BASELINE=<git rev> adds an older ingest build)
 	@scripts/bench.sh
 
 bench-scale: deps ## the query benchmark at 10M calls on both engines (5-30 min; BENCHMARKS.md; MCPLENS_BENCH_FAILED_PCT and MCPLENS_BENCH_TOOL_NAMES shape the data)

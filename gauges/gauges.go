@@ -288,8 +288,8 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 	// The busiest MaxPairs pairs with a failure are kept; the chain
 	// analytics are asked once for every pair (queries.Filter.ByPair), a
 	// statement each, and the rows of the other pairs left out. Asked pair
-	// by pair, 50 pairs took 300 statements and most of the minute
-	// (BENCHMARKS.md, thirty-ninth round).
+	// by pair, 50 pairs took 302 statements and 9-18 s of ClickHouse a
+	// refresh at 1M calls (BENCHMARKS.md, thirty-ninth round).
 	kept := map[[2]string]bool{}
 	for i, p := range busiest(pairVolume) {
 		if i >= x.cfg.MaxPairs {

@@ -11,7 +11,9 @@
 #           1,000,000; MCPLENS_BENCH_FAILED_PCT of them failed, 1-15,
 #           default 15; MCPLENS_BENCH_TOOL_NAMES tool names, 1-1820,
 #           default 13) on both engines (queries.BenchmarkScale; 3 runs, each
-#           on freshly generated data, one iteration per endpoint; medians)
+#           on freshly generated data, one iteration per endpoint; medians),
+#           then one refresh of the api's Prometheus gauges on the same
+#           kind of data, its hours folded (gauges.BenchmarkRefresh; 3 runs)
 # Usage: scripts/bench.sh [micro] [ingest] [scale]   (no argument: all three)
 # Raw outputs go to BENCH_OUT (default: a new directory under /tmp).
 set -euo pipefail
@@ -109,6 +111,10 @@ for part in "${parts[@]}"; do
           print line
         }
       }' "$out/scale.txt"
+    echo "== the api's gauge refresh at $calls calls (gauges.BenchmarkRefresh; medians of 3 runs)"
+    MCPLENS_BENCH_CALLS=$calls go test -run '^$' -bench BenchmarkRefresh -benchtime 1x -count 3 -timeout 1h ./gauges \
+      >"$out/gauges.txt" 2>&1 || { tail -20 "$out/gauges.txt"; exit 1; }
+    median_table <"$out/gauges.txt"
     ;;
   *)
     echo "bench.sh: unknown part $part (want micro, ingest or scale)" >&2
