@@ -47,7 +47,8 @@ const clusterUsersConfig = `<yandex>
 `
 
 // StartCluster starts ZooKeeper and shards × replicas ClickHouse servers in
-// dir and returns once every server answers. The users' profile allows
+// dir and returns once every server answers and its distributed DDL worker
+// has reached ZooKeeper (Server.waitDDLWorker); Restart waits for both too. The users' profile allows
 // LowCardinality in DDL, which ClickHouse 18.16 (the Debian server) needs
 // for ON CLUSTER migrations; the harness targets that server.
 func StartCluster(ctx context.Context, dir, name string, shards, replicas int) (*Cluster, error) {
@@ -94,7 +95,7 @@ func StartCluster(ctx context.Context, dir, name string, shards, replicas int) (
 				c.Stop()
 				return nil, err
 			}
-			c.Nodes[s][r] = &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port(s, r, 0))), Dir: nodeDir, bin: bin}
+			c.Nodes[s][r] = &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port(s, r, 0))), Dir: nodeDir, bin: bin, ddl: true}
 		}
 	}
 	var wg sync.WaitGroup

@@ -28,6 +28,9 @@ type Server struct {
 	cmd     *exec.Cmd
 	exited  chan error
 	Version string
+	// ddl marks a cluster node: it is ready only once its distributed DDL
+	// worker has reached ZooKeeper (waitDDLWorker).
+	ddl bool
 }
 
 const serverConfig = `<yandex>
@@ -120,6 +123,12 @@ func (s *Server) launch(ctx context.Context) error {
 		s.Stop()
 		return err
 	}
+	if s.ddl {
+		if err := s.waitDDLWorker(ctx); err != nil {
+			s.Stop()
+			return err
+		}
+	}
 	return nil
 }
 
@@ -162,6 +171,44 @@ func (s *Server) waitReady(ctx context.Context) error {
 			return fmt.Errorf("clickhouse-server on %s not ready after 60s: %v; see %s", s.Addr, err, filepath.Join(s.Dir, "log"))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitDDLWorker polls until the server's distributed DDL worker holds a
+// ZooKeeper watch. ClickHouse 18.16 starts that worker on its own thread
+// and answers queries before the thread has its ZooKeeper session; an
+// ON CLUSTER statement sent in between dereferences the missing session
+// and the server dies of a segmentation fault (DDLWorker::enqueueQuery,
+// seen in CI and reproduced in about one start in three here). The worker
+// sets the session, then watches its queue: on a node that starts fresh,
+// the first ZooKeeper watch is the worker's. A node restarted with
+// replicated tables may watch for them first; its tables opened the
+// server's ZooKeeper session before the worker started, so the worker
+// takes that session at once and the window is far narrower there.
+func (s *Server) waitDDLWorker(ctx context.Context) error {
+	conn, err := Open(s.Addr, "default")
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var watches int64
+		err := conn.QueryRow(ctx, "SELECT toInt64(value) FROM system.metrics WHERE metric = 'ZooKeeperWatch'").Scan(&watches)
+		if err == nil && watches > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("clickhouse-server on %s: its distributed DDL worker holds no ZooKeeper watch after 60s (%v); see %s", s.Addr, err, filepath.Join(s.Dir, "log"))
+		}
+		select {
+		case err := <-s.exited:
+			s.exited <- err
+			return fmt.Errorf("clickhouse-server exited during start (%v); see %s", err, filepath.Join(s.Dir, "log"))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
