@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"text/template"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/dashboards"
@@ -400,6 +402,115 @@ func TestSpikeAlertsReadOnlyCurrentFolds(t *testing.T) {
 			fire(t, e, "100 late successes in folded hours", want)
 			fold(t, e, 3) // 100 minutes from 30 hours before now: 04:20-06:00
 			fire(t, e, "folded again", want)
+		})
+	}
+}
+
+// chainRules are the alert rules that cut retry chains: they add the
+// chains of the hours with a current chain fold up from the fold and
+// compute the rest from the raw calls, as the chain panels do.
+var chainRules = []string{"MCPRetryableNeverRecovers", "MCPNonRetryableRecovers", "MCPRetriedNonRetryable"}
+
+// TestChainAlertsReadTheChainFold evaluates the chain rules on their
+// scenarios with nothing folded, then with every hour of the range folded
+// (compact.RollupChains), with one hour's fold made stale by a late copy of
+// a call (the rules read the raw calls from there), and folded again with
+// the raw calls' partitions dropped: each time the same instances, and the
+// last proves that the folded hours come from the fold. Two calls of
+// another tool, in the range's first and last minutes, make every hour
+// between them a folded one (quiet hours are folded between inserts).
+func TestChainAlertsReadTheChainFold(t *testing.T) {
+	ctx := context.Background()
+	rules := provisionedRules(t)
+	var fixture []fx
+	for _, sc := range scenarios() {
+		for _, r := range chainRules {
+			if sc.rule == r {
+				fixture = append(fixture, sc.calls...)
+			}
+		}
+	}
+	fixture = append(fixture,
+		fx{at: 24*hr - 10*minute, tool: "filler", session: "filler-first", category: classify.OK},
+		fx{at: 30 * time.Second, tool: "filler", session: "filler-last", category: classify.OK})
+	evaluateAll := func(t *testing.T, e *chtest.Engine) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, name := range chainRules {
+			r, ok := rules[name]
+			if !ok {
+				t.Fatalf("no rule %s", name)
+			}
+			var firing []string
+			for _, in := range evaluate(t, e, r, now) {
+				if in.firing {
+					firing = append(firing, fmt.Sprintf("%s=%g", in.labels["tool_name"], in.value))
+				}
+			}
+			slices.Sort(firing)
+			out[name] = strings.Join(firing, " ")
+		}
+		return out
+	}
+	check := func(t *testing.T, stage string, got, want map[string]string) {
+		t.Helper()
+		for _, name := range chainRules {
+			if got[name] != want[name] {
+				t.Errorf("%s: %s fires %q, want %q", stage, name, got[name], want[name])
+			}
+		}
+	}
+	current := func(t *testing.T, e *chtest.Engine) int {
+		t.Helper()
+		var n []struct {
+			N uint64 `ch:"n"`
+		}
+		if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM chain_current_folds WHERE hour >= @from AND hour < @to",
+			clickhouse.Named("from", now.Add(-24*time.Hour)), clickhouse.Named("to", now)); err != nil {
+			t.Fatal(err)
+		}
+		return int(n[0].N)
+	}
+	fold := func(t *testing.T, e *chtest.Engine) int {
+		t.Helper()
+		if _, err := compact.RollupChains(ctx, e.DB, time.Now(), time.Since(now)+48*time.Hour, 0); err != nil {
+			t.Fatal(err)
+		}
+		return current(t, e)
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls(fixture))
+			want := evaluateAll(t, e)
+			for _, name := range chainRules {
+				if want[name] == "" {
+					t.Fatalf("%s fires for no tool on its scenarios; the comparison would prove nothing", name)
+				}
+			}
+			if n := fold(t, e); n != 24 {
+				t.Fatalf("%d of the range's 24 hours have a current chain fold", n)
+			}
+			check(t, "every hour folded", evaluateAll(t, e), want)
+			// A late copy of a chain's call makes its hour's fold and its
+			// neighbours' stale: the rules read the raw calls from the hour
+			// before it on, and the copy counts once.
+			err := e.DB.Exec(ctx, "INSERT INTO calls SELECT * FROM calls WHERE tool = 'create_same' LIMIT 1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := current(t, e); n == 24 {
+				t.Fatal("every fold still current after a late insert")
+			}
+			check(t, "a stale fold", evaluateAll(t, e), want)
+			if n := fold(t, e); n != 24 {
+				t.Fatalf("%d of the range's 24 hours have a current chain fold after folding again", n)
+			}
+			for _, day := range []string{"20261128", "20261129"} {
+				if err := e.DB.Exec(ctx, "ALTER TABLE calls DROP PARTITION "+day); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check(t, "folded, the raw calls dropped", evaluateAll(t, e), want)
 		})
 	}
 }

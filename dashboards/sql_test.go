@@ -154,7 +154,7 @@ func selections(d gDashboard) map[string]map[string]selection {
 // through the real writer on ClickHouse 18.16 and on 26.x, then
 // runs every panel and variable query (testPanels) and evaluates every
 // alert rule (testAlerts) on it; then again with the complete hours
-// folded (compact.RollupHours).
+// folded (compact.RollupHours) and their retry chains (compact.RollupChains).
 func TestSQLOnBothEngines(t *testing.T) {
 	ds := generatedDashboards(t)
 	rules := provisionedRules(t)
@@ -169,6 +169,9 @@ func TestSQLOnBothEngines(t *testing.T) {
 		// calls_5m's states and the raw calls.
 		if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), 60*24*time.Hour, 0); err != nil || len(res.Folded) < 24 {
 			t.Fatalf("%s: fold: %v %v, want the fixture's hours folded", e.Name, res, err)
+		}
+		if res, err := compact.RollupChains(context.Background(), e.DB, time.Now(), 60*24*time.Hour, 0); err != nil || len(res.Folded) < 24 {
+			t.Fatalf("%s: fold chains: %v %v, want the fixture's hours folded", e.Name, res, err)
 		}
 		t.Run(e.Name+"/panels over folded hours", func(t *testing.T) { testPanels(t, e, ds) })
 		t.Run(e.Name+"/alerts over folded hours", func(t *testing.T) { testAlerts(t, e, rules) })
