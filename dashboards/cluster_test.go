@@ -15,6 +15,7 @@ import (
 	"github.com/mcplens/mcplens/chconn"
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/compact"
+	"github.com/mcplens/mcplens/dashboards"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -23,9 +24,10 @@ import (
 // ClickHouse 18.16 in cluster mode (docs/scaling.md) and to a single 18.16
 // server, and requires every variable query and panel target of every
 // dashboard, expanded as the plugin would, to return the same rows on
-// both: first over the raw calls and the rollups' states, then with the
-// complete hours and their chains folded, on the cluster by the retention
-// job's cluster form (compact.Clustered). The panels' subqueries over
+// both, and so must every alert rule's query: first over the raw calls and
+// the rollups' states, then with the complete hours and their chains
+// folded, on the cluster by the retention job's cluster form
+// (compact.Clustered). The panels' subqueries over
 // tables are GLOBAL, as a cluster needs; a plain one fails there.
 func TestPanelsOnCluster(t *testing.T) {
 	ctx := context.Background()
@@ -63,18 +65,35 @@ func TestPanelsOnCluster(t *testing.T) {
 		e.InsertTools(t, toolRowsFixture())
 	}
 	ds := generatedDashboards(t)
+	rules := provisionedRules(t)
+	same := func(t *testing.T, sql string) ([]column, [][]any) {
+		t.Helper()
+		cols, rows := query(t, one, sql)
+		ccols, crows := query(t, clustered, sql)
+		if !slices.Equal(ccols, cols) {
+			t.Fatalf("columns on the cluster %v, on one server %v\n%s", ccols, cols, sql)
+		}
+		if got, want := canonicalRows(crows), canonicalRows(rows); !slices.Equal(got, want) {
+			t.Errorf("the cluster and one server differ:\n got %d rows %.2000s\nwant %d rows %.2000s\n%s", len(got), got, len(want), want, sql)
+		}
+		return cols, rows
+	}
 	compare := func(t *testing.T) {
-		checkPanels(t, ds, cached(func(sql string) ([]column, [][]any) {
-			cols, rows := query(t, one, sql)
-			ccols, crows := query(t, clustered, sql)
-			if !slices.Equal(ccols, cols) {
-				t.Fatalf("columns on the cluster %v, on one server %v\n%s", ccols, cols, sql)
+		checkPanels(t, ds, cached(func(sql string) ([]column, [][]any) { return same(t, sql) }))
+		// The alert rules' queries too, at the fixture's now, as Grafana's
+		// alerting expands them (evaluate).
+		for _, r := range rules {
+			for _, q := range r.Data {
+				if q.DatasourceUID != dashboards.ClickHouseDatasourceUID {
+					continue
+				}
+				same(t, expandMacros(t, q.Model.RawSQL, macroRange{
+					from:     now.Add(-time.Duration(q.RelativeTimeRange.From) * time.Second),
+					to:       now.Add(-time.Duration(q.RelativeTimeRange.To) * time.Second),
+					interval: time.Second,
+				}))
 			}
-			if got, want := canonicalRows(crows), canonicalRows(rows); !slices.Equal(got, want) {
-				t.Errorf("the cluster and one server differ:\n got %d rows %.2000s\nwant %d rows %.2000s\n%s", len(got), got, len(want), want, sql)
-			}
-			return cols, rows
-		}))
+		}
 	}
 	t.Run("raw", compare)
 
