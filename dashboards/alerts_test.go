@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -512,5 +513,34 @@ func TestChainAlertsReadTheChainFold(t *testing.T) {
 			}
 			check(t, "folded, the raw calls dropped", evaluateAll(t, e), want)
 		})
+	}
+}
+
+// TestChainAlertsBoundIsTheVariables: the chain rules' bound, a scalar
+// subquery in each of its four places, is the dashboards' chain_bound
+// variable (variables/chain_bound.sql) but for its rendering as a string.
+func TestChainAlertsBoundIsTheVariables(t *testing.T) {
+	flat := func(file string) string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+				lines = append(lines, l)
+			}
+		}
+		return strings.NewReplacer("( ", "(", " )", ")").Replace(strings.Join(strings.Fields(strings.Join(lines, " ")), " "))
+	}
+	v := flat("variables/chain_bound.sql")
+	bound := strings.Replace(strings.Replace(v, "SELECT toString(least(", "(SELECT least(", 1), ")) AS chain_bound FROM", ") FROM", 1) + ")"
+	if bound == "("+v+")" || !strings.HasPrefix(bound, "(SELECT least(") {
+		t.Fatalf("variables/chain_bound.sql no longer reads SELECT toString(least(...)) AS chain_bound FROM ...:\n%s", v)
+	}
+	for _, f := range []string{"alerts/non_retryable_recovers.sql", "alerts/retried_non_retryable.sql", "alerts/retryable_never_recovers.sql"} {
+		if n := strings.Count(flat(f), bound); n != 4 {
+			t.Errorf("%s: the chain_bound variable's formula %d times as a scalar subquery, want 4:\n%s", f, n, bound)
+		}
 	}
 }
