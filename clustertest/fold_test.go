@@ -200,8 +200,8 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	// folded (in a running job, within the hour). The other hour is 22:00
 	// of the same day: calls_5m_folded is partitioned by day, and a late
 	// call past midnight (as this one was) refolded an hour of the next
-	// day only, which left the deletion to chance (CI saw a row of the
-	// superseded fold still there a minute later).
+	// day only, which left the deletion to chance (a clean clone's run saw
+	// a row of the superseded fold still there a minute later).
 	lateCall(len(calls)/3, -20*time.Minute)
 	if _, err := apply(one.conn, fold, ""); err != nil {
 		t.Fatal(err)
