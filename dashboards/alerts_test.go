@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -521,17 +520,7 @@ func TestChainAlertsReadTheChainFold(t *testing.T) {
 // variable (variables/chain_bound.sql) but for its rendering as a string.
 func TestChainAlertsBoundIsTheVariables(t *testing.T) {
 	flat := func(file string) string {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var lines []string
-		for _, l := range strings.Split(string(b), "\n") {
-			if !strings.HasPrefix(strings.TrimSpace(l), "--") {
-				lines = append(lines, l)
-			}
-		}
-		return strings.NewReplacer("( ", "(", " )", ")").Replace(strings.Join(strings.Fields(strings.Join(lines, " ")), " "))
+		return strings.NewReplacer("( ", "(", " )", ")").Replace(strings.Join(strings.Fields(strings.Join(sqlLines(t, file), " ")), " "))
 	}
 	v := flat("variables/chain_bound.sql")
 	bound := strings.Replace(strings.Replace(v, "SELECT toString(least(", "(SELECT least(", 1), ")) AS chain_bound FROM", ") FROM", 1) + ")"

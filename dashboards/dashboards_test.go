@@ -687,24 +687,31 @@ func TestBoundVariables(t *testing.T) {
 	}
 }
 
+// sqlLines returns the lines of a SQL file but its comment lines (those that
+// start with "--" after their indentation).
+func sqlLines(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
 // TestBoundQueriesShareTheirFormula: chain_bound and rollup_bound find the
 // first hour without a current fold the same way, over two views; each file
 // is sent to Grafana as it is, so the formula is written in both, and this
 // keeps the copies one definition.
 func TestBoundQueriesShareTheirFormula(t *testing.T) {
 	body := func(file, view string) string {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var lines []string
-		for _, l := range strings.Split(string(b), "\n") {
-			if !strings.HasPrefix(l, "--") {
-				lines = append(lines, l)
-			}
-		}
 		name := strings.TrimSuffix(filepath.Base(file), ".sql")
-		out := strings.ReplaceAll(strings.Join(lines, "\n"), " AS "+name+"\n", " AS bound\n")
+		out := strings.ReplaceAll(strings.Join(sqlLines(t, file), "\n"), " AS "+name+"\n", " AS bound\n")
 		if n := strings.Count(out, "FROM "+view+"\n"); n != 1 {
 			t.Fatalf("%s: %d reads of %s, want 1", file, n, view)
 		}
