@@ -48,9 +48,10 @@ const clusterUsersConfig = `<yandex>
 
 // StartCluster starts ZooKeeper and shards × replicas ClickHouse servers in
 // dir and returns once every server answers and its distributed DDL worker
-// has reached ZooKeeper (Server.waitDDLWorker); Restart waits for both too. The users' profile allows
-// LowCardinality in DDL, which ClickHouse 18.16 (the Debian server) needs
-// for ON CLUSTER migrations; the harness targets that server.
+// has reached ZooKeeper (Server.waitDDLWorker); Restart waits for both
+// too. The users' profile allows LowCardinality in DDL, which ClickHouse
+// 18.16 (the Debian server) needs for ON CLUSTER migrations; the harness
+// targets that server.
 func StartCluster(ctx context.Context, dir, name string, shards, replicas int) (*Cluster, error) {
 	if shards < 1 || replicas < 1 {
 		return nil, fmt.Errorf("cluster of %d shards × %d replicas", shards, replicas)
