@@ -122,7 +122,7 @@ func TestTenantIsolation(t *testing.T) {
 			t.Cleanup(srv.Close)
 			const acme, all = "acme-api-secret-0001", "all-api-secret-00001"
 			leaks := func(body string) bool { return strings.Contains(body, "globex") || strings.Contains(body, "b_secret") }
-			visible := 0
+			visible, byPair := 0, 0
 			for _, path := range analyticsPaths(t, srv) {
 				q := "?from=2026-11-29T00:00:00Z&to=2026-11-30T00:00:00Z"
 				if path == "/api/v1/invalid-argument-spikes" {
@@ -160,6 +160,17 @@ func TestTenantIsolation(t *testing.T) {
 				if _, body := getWith(t, srv, all, path+q); leaks(body) {
 					visible++
 				}
+				// by=pair names each row's tenant: the acme token's rows name
+				// acme only, the all-tenants token's globex too.
+				if st, _ := getWith(t, srv, acme, path+q+"&by=pair"); st == http.StatusOK {
+					_, mine := getWith(t, srv, acme, path+q+"&by=pair")
+					_, every := getWith(t, srv, all, path+q+"&by=pair")
+					named := !strings.Contains(every, `"rows":[]`) // misclassifications has no rows here
+					if leaks(mine) || named && (!strings.Contains(mine, `"tenant":"acme"`) || !strings.Contains(every, `"tenant":"globex"`)) {
+						t.Errorf("%s by=pair: the acme token sees %s, the all-tenants token %s", path, mine, every)
+					}
+					byPair++
+				}
 				if st, body := getWith(t, srv, "", path+q); st != http.StatusUnauthorized {
 					t.Errorf("%s without a token: %d %s, want 401", path, st, body)
 				}
@@ -169,6 +180,9 @@ func TestTenantIsolation(t *testing.T) {
 				if st, _ := getWith(t, srv, "no-such-token-0000000", path+q); st != http.StatusUnauthorized {
 					t.Errorf("%s with an unknown token: %d, want 401", path, st)
 				}
+			}
+			if byPair != 3 {
+				t.Errorf("%d endpoints take by=pair, want the 3 chain endpoints", byPair)
 			}
 			if visible < 5 {
 				t.Errorf("the all-tenants token sees globex on %d endpoints: the fixtures do not exercise the scoping", visible)

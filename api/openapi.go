@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,11 +49,11 @@ var endpoints = []endpoint{
 		{"min_calls", "integer", "", "calls a bucket needs to be judged (default 20)"},
 	}, queries.Spike{}},
 	{"/api/v1/retry-outcomes", "How retry chains started in the range ended, per tool, category and retryability of the first call",
-		[]param{retryWindowParam}, queries.RetryOutcome{}},
+		[]param{retryWindowParam, byParam}, queries.RetryOutcome{}},
 	{"/api/v1/recalls", "Failed calls re-sent with unchanged arguments within the retry window, per tool and category",
-		[]param{retryWindowParam}, queries.Recall{}},
+		[]param{retryWindowParam, byParam}, queries.Recall{}},
 	{"/api/v1/misclassifications", "Tools and categories whose retry chains or isError flags contradict their classification", []param{
-		retryWindowParam,
+		retryWindowParam, byParam,
 		{"min_chains", "integer", "", "smallest population of chains (misflagged: calls) a row needs (default 5)"},
 	}, queries.Misclassification{}},
 	{"/api/v1/overview", "Header totals: calls, failures, rates, top failing tools", nil, Overview{}},
@@ -66,6 +67,16 @@ var endpoints = []endpoint{
 
 var retryWindowParam = param{"retry_window", "string", "duration", "largest gap between a failed call and its retry, inclusive: a duration (90s) or whole seconds, 1s to 1h (default 60s)"}
 
+// byParam is the chain endpoints' grouping; with by=pair each row carries
+// pairFields as well.
+var byParam = param{"by", "string", "", "tool (default): one row per tool, same-named tools of different tenants and servers added up; pair: one row per tenant, server and tool, each row naming its tenant and server"}
+
+// paramEnums lists the values a parameter takes, where it takes few.
+var paramEnums = map[string][]string{"by": {"tool", "pair"}}
+
+// pairFields are the row fields that by=pair adds, first in each row.
+var pairFields = []string{"tenant", "server"}
+
 // openAPI builds the OpenAPI 3.0 document of the analytics endpoints.
 func openAPI() map[string]any {
 	paths := map[string]any{}
@@ -76,8 +87,18 @@ func openAPI() map[string]any {
 			if p.format != "" {
 				schema["format"] = p.format
 			}
+			if enum, ok := paramEnums[p.name]; ok {
+				schema["enum"] = enum
+			}
 			ps = append(ps, map[string]any{"name": p.name, "in": "query", "required": false,
 				"description": p.description, "schema": schema})
+		}
+		rowSchema := schemaOf(reflect.TypeOf(ep.row))
+		if slices.Contains(ep.params, byParam) {
+			props := rowSchema["properties"].(map[string]any)
+			for _, name := range pairFields {
+				props[name] = map[string]any{"type": "string", "description": "with by=pair only"}
+			}
 		}
 		paths[ep.path] = map[string]any{"get": map[string]any{
 			"summary":    ep.summary,
@@ -89,7 +110,7 @@ func openAPI() map[string]any {
 						"properties": map[string]any{
 							"from": map[string]any{"type": "string", "format": "date-time"},
 							"to":   map[string]any{"type": "string", "format": "date-time"},
-							"rows": map[string]any{"type": "array", "items": schemaOf(reflect.TypeOf(ep.row))},
+							"rows": map[string]any{"type": "array", "items": rowSchema},
 						}}}}},
 				"400": map[string]any{"$ref": "#/components/responses/BadRequest"},
 			},

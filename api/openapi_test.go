@@ -55,8 +55,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				Parameters []struct {
 					Name   string `json:"name"`
 					Schema struct {
-						Type   string `json:"type"`
-						Format string `json:"format"`
+						Type   string   `json:"type"`
+						Format string   `json:"format"`
+						Enum   []string `json:"enum"`
 					} `json:"schema"`
 				} `json:"parameters"`
 			} `json:"get"`
@@ -91,6 +92,8 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				v = "2026-11-29T00:00:00Z"
 			case p.Name == "to":
 				v = "2026-11-29T12:00:00Z"
+			case len(p.Schema.Enum) > 0:
+				v = p.Schema.Enum[len(p.Schema.Enum)-1]
 			case p.Schema.Format == "duration":
 				v = "1h"
 			case p.Schema.Type == "string":

@@ -74,6 +74,22 @@ func (p *params) filter(now time.Time, window time.Duration) queries.Filter {
 	return f
 }
 
+// byPair reads the optional by parameter of the chain endpoints: "tool",
+// the default, gives one row per tool (same-named tools of different
+// tenants and servers added up), "pair" one per tenant, server and tool,
+// each row naming its tenant and server (queries.Filter.ByPair).
+func (p *params) byPair() bool {
+	switch v := p.q.Get("by"); v {
+	case "", "tool":
+		return false
+	case "pair":
+		return true
+	default:
+		p.fail("by: want tool or pair, got %q", v)
+		return false
+	}
+}
+
 // time parses RFC 3339 or unix seconds.
 func (p *params) time(name, v string) time.Time {
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {

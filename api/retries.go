@@ -1,6 +1,8 @@
 package api
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -27,8 +29,9 @@ func retryWindow(p *params) time.Duration {
 // category, declared_retryable, expected_retryable) of the retry chains that
 // started in the range, with how they ended.
 func (s *Server) retryOutcomes(c echo.Context) error {
-	p := newParams(c.QueryParams(), "retry_window")
+	p := newParams(c.QueryParams(), "retry_window", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
+	f.ByPair = p.byPair()
 	window := retryWindow(p)
 	if p.err != nil {
 		return p.err
@@ -39,14 +42,15 @@ func (s *Server) retryOutcomes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, f, rows)
+	return respondByPair(c, f, rows, func(r queries.RetryOutcome) (string, string) { return r.Tenant, r.Server })
 }
 
 // recalls serves GET /api/v1/recalls: per (tool, category), the failed calls
 // in the range and how many were re-sent unchanged within the retry window.
 func (s *Server) recalls(c echo.Context) error {
-	p := newParams(c.QueryParams(), "retry_window")
+	p := newParams(c.QueryParams(), "retry_window", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
+	f.ByPair = p.byPair()
 	window := retryWindow(p)
 	if p.err != nil {
 		return p.err
@@ -57,15 +61,16 @@ func (s *Server) recalls(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, f, rows)
+	return respondByPair(c, f, rows, func(r queries.Recall) (string, string) { return r.Tenant, r.Server })
 }
 
 // misclassifications serves GET /api/v1/misclassifications: the (tool,
 // category) pairs whose retry chains or isError flags contradict their
 // classification, with at least min_chains chains (or misflagged calls).
 func (s *Server) misclassifications(c echo.Context) error {
-	p := newParams(c.QueryParams(), "retry_window", "min_chains")
+	p := newParams(c.QueryParams(), "retry_window", "min_chains", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
+	f.ByPair = p.byPair()
 	window := retryWindow(p)
 	minChains := p.integer("min_chains", queries.DefaultMinChains, 0, maxMinChains)
 	if p.err != nil {
@@ -77,5 +82,48 @@ func (s *Server) misclassifications(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, f, rows)
+	return respondByPair(c, f, rows, func(r queries.Misclassification) (string, string) { return r.Tenant, r.Server })
+}
+
+// pairRow is a row of a chain endpoint asked with by=pair: its tenant and
+// server, then the row's own fields.
+type pairRow[T any] struct {
+	tenant, server string
+	row            T
+}
+
+// MarshalJSON writes {"tenant":…,"server":…, then the row's fields}.
+func (r pairRow[T]) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Tenant string `json:"tenant"`
+		Server string `json:"server"`
+	}{r.tenant, r.server})
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(r.row)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("pair row: %T is not a JSON object", r.row)
+	}
+	if len(body) == 2 {
+		return head, nil
+	}
+	return append(append(head[:len(head)-1], ','), body[1:]...), nil
+}
+
+// respondByPair is respond, with each row's tenant and server (named by
+// pair) written first when the request asked for by=pair.
+func respondByPair[T any](c echo.Context, f queries.Filter, rows []T, pair func(T) (tenant, server string)) error {
+	if !f.ByPair {
+		return respond(c, f, rows)
+	}
+	out := make([]pairRow[T], len(rows))
+	for i, r := range rows {
+		t, s := pair(r)
+		out[i] = pairRow[T]{tenant: t, server: s, row: r}
+	}
+	return respond(c, f, out)
 }

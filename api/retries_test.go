@@ -76,10 +76,56 @@ func TestRetryEndpointsBadParametersAre400(t *testing.T) {
 		{"/api/v1/retry-outcomes?min_chains=5", `unknown parameter "min_chains"`},
 		{"/api/v1/recalls?from=2026-11-29T11:00:00Z&to=2026-11-29T10:00:00Z", "must be before"},
 		{"/api/v1/misclassifications?retry_window=1m&retry_window=2m", `parameter "retry_window" given 2 times`},
+		{"/api/v1/retry-outcomes?by=server", `by: want tool or pair, got "server"`},
+		{"/api/v1/failure-rates?by=pair", `unknown parameter "by"`},
 	} {
 		status, body := get(t, srv, tc.path)
 		if msg, _ := body["error"].(string); status != http.StatusBadRequest || !strings.Contains(msg, tc.wantErr) {
 			t.Errorf("GET %s: got %d %v, want 400 containing %q", tc.path, status, body, tc.wantErr)
 		}
+	}
+}
+
+// TestRetryEndpointsByPair: server wiki repeats kb's NOT_FOUND chain under
+// the same tool name. By tool (the default) the two chains add up; with
+// by=pair each (tenant, server) has its own rows, named first in each row,
+// and a pair's one chain falls short of min_chains=2.
+func TestRetryEndpointsByPair(t *testing.T) {
+	calls := retryFixture()
+	for _, c := range calls[3:] {
+		c.Server = "wiki"
+		calls = append(calls, c)
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			srv := newServer(t, e.DB)
+			for _, tc := range []struct{ path, want string }{
+				{"/api/v1/retry-outcomes?by=tool", `[` +
+					`{"tool":"search","category":"NOT_FOUND","declared_retryable":0,"expected_retryable":0,"chains":2,"retry_then_success":0,"retry_then_fail":2,"no_retry":0,"success_share":0,"avg_attempts":2,"args_changed_chains":0},` +
+					`{"tool":"search","category":"RATE_LIMITED","declared_retryable":-1,"expected_retryable":1,"chains":1,"retry_then_success":1,"retry_then_fail":0,"no_retry":0,"success_share":1,"avg_attempts":3,"args_changed_chains":0}]`},
+				{"/api/v1/retry-outcomes?by=pair", `[` +
+					`{"tenant":"acme","server":"kb","tool":"search","category":"NOT_FOUND","declared_retryable":0,"expected_retryable":0,"chains":1,"retry_then_success":0,"retry_then_fail":1,"no_retry":0,"success_share":0,"avg_attempts":2,"args_changed_chains":0},` +
+					`{"tenant":"acme","server":"kb","tool":"search","category":"RATE_LIMITED","declared_retryable":-1,"expected_retryable":1,"chains":1,"retry_then_success":1,"retry_then_fail":0,"no_retry":0,"success_share":1,"avg_attempts":3,"args_changed_chains":0},` +
+					`{"tenant":"acme","server":"wiki","tool":"search","category":"NOT_FOUND","declared_retryable":0,"expected_retryable":0,"chains":1,"retry_then_success":0,"retry_then_fail":1,"no_retry":0,"success_share":0,"avg_attempts":2,"args_changed_chains":0}]`},
+				{"/api/v1/recalls?by=pair", `[` +
+					`{"tenant":"acme","server":"kb","tool":"search","category":"NOT_FOUND","failures":2,"with_next_call":1,"unchanged":1,"rate":0.5},` +
+					`{"tenant":"acme","server":"kb","tool":"search","category":"RATE_LIMITED","failures":2,"with_next_call":2,"unchanged":2,"rate":1},` +
+					`{"tenant":"acme","server":"wiki","tool":"search","category":"NOT_FOUND","failures":2,"with_next_call":1,"unchanged":1,"rate":0.5}]`},
+				{"/api/v1/misclassifications?min_chains=2", `[` +
+					`{"kind":"retried_non_retryable","tool":"search","category":"NOT_FOUND","chains":2,"calls":4,"evidence":"2 chains retried with unchanged arguments (2 retries), 0 recovered"}]`},
+				{"/api/v1/misclassifications?min_chains=2&by=pair", `[]`},
+				{"/api/v1/misclassifications?min_chains=1&by=pair&server=wiki", `[` +
+					`{"tenant":"acme","server":"wiki","kind":"retried_non_retryable","tool":"search","category":"NOT_FOUND","chains":1,"calls":2,"evidence":"1 chain retried with unchanged arguments (1 retry), 0 recovered"}]`},
+			} {
+				status, body := getWith(t, srv, "", tc.path)
+				if status != http.StatusOK {
+					t.Fatalf("GET %s: status %d: %s", tc.path, status, body)
+				}
+				if got := rowsOf(t, body); got != tc.want {
+					t.Errorf("GET %s: rows\n got %s\nwant %s", tc.path, got, tc.want)
+				}
+			}
+		})
 	}
 }
