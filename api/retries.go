@@ -27,7 +27,8 @@ func retryWindow(p *params) time.Duration {
 
 // retryOutcomes serves GET /api/v1/retry-outcomes: one row per (tool,
 // category, declared_retryable, expected_retryable) of the retry chains that
-// started in the range, with how they ended.
+// started in the range, with how they ended; with by=pair, per tenant and
+// server too.
 func (s *Server) retryOutcomes(c echo.Context) error {
 	p := newParams(c.QueryParams(), "retry_window", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
@@ -46,7 +47,8 @@ func (s *Server) retryOutcomes(c echo.Context) error {
 }
 
 // recalls serves GET /api/v1/recalls: per (tool, category), the failed calls
-// in the range and how many were re-sent unchanged within the retry window.
+// in the range and how many were re-sent unchanged within the retry window;
+// with by=pair, per tenant and server too.
 func (s *Server) recalls(c echo.Context) error {
 	p := newParams(c.QueryParams(), "retry_window", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
@@ -66,7 +68,8 @@ func (s *Server) recalls(c echo.Context) error {
 
 // misclassifications serves GET /api/v1/misclassifications: the (tool,
 // category) pairs whose retry chains or isError flags contradict their
-// classification, with at least min_chains chains (or misflagged calls).
+// classification, with at least min_chains chains (or misflagged calls);
+// with by=pair, per tenant and server too, min_chains applying to each.
 func (s *Server) misclassifications(c echo.Context) error {
 	p := newParams(c.QueryParams(), "retry_window", "min_chains", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
