@@ -314,6 +314,18 @@ func tablePanel(id uint32, title, description, sql string) *table.PanelBuilder {
 		Thresholds(thresholds("green"))
 }
 
+// mergeRows is Grafana's merge transformation: the rows of a panel's
+// queries, which must have the same columns, in one table, query A's first
+// and each query's in its own order. (Rows equal in every column would be
+// shown once; the queries that use it cannot return such rows.) The
+// ClickHouse plugin runs a panel's queries at the same time, so a panel
+// whose statement has two independent halves answers in about the time of
+// the slower half when each half is a query of its own (BENCHMARKS.md,
+// forty-second round).
+func mergeRows() dashboard.DataTransformerConfig {
+	return dashboard.DataTransformerConfig{Id: "merge", Options: map[string]any{}}
+}
+
 // thresholds returns absolute thresholds: base colour, then (value, colour)
 // pairs in ascending order.
 func thresholds(base string, steps ...any) *dashboard.ThresholdsConfigBuilder {

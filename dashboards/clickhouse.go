@@ -102,9 +102,12 @@ func (b clickHouseBuilder) Build() (variants.Dataquery, error) {
 }
 
 // chQuery returns a target running sql on the dashboard's ClickHouse data
-// source variable.
-func chQuery(sql string, format int) clickHouseBuilder {
-	return clickHouseBuilder{q: chTarget("A", sql, format, clickHouseVar)}
+// source variable, as the panel's query A.
+func chQuery(sql string, format int) clickHouseBuilder { return chQueryRef("A", sql, format) }
+
+// chQueryRef is chQuery for a panel's further queries, named refID.
+func chQueryRef(refID, sql string, format int) clickHouseBuilder {
+	return clickHouseBuilder{q: chTarget(refID, sql, format, clickHouseVar)}
 }
 
 func chTarget(refID, sql string, format int, ds common.DataSourceRef) ClickHouseQuery {

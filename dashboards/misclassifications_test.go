@@ -14,9 +14,11 @@ import (
 )
 
 // TestMisclassificationsPanelMatchesTheAPI checks that the Misclassified
-// retryables panel finds the chain kinds the API finds
-// (queries.Misclassifications, 60 s retry window, the panel's min_chains),
-// retried_non_idempotent included: refund declares no hints, get_invoice is
+// retryables panel, its two queries' rows merged as Grafana merges them,
+// finds what the API finds (queries.Misclassifications, 60 s retry window,
+// the panel's min_chains): the chain kinds from the first query,
+// retried_non_idempotent included, and the misflagged calls from the second
+// (flag_few has fewer than min_chains). refund declares no hints, get_invoice is
 // read-only, upstream_never has no definition, rebuild declared no hints
 // until after the range, when an idempotent version replaced it, and
 // escalate and calm changed version inside the two days before the range's
@@ -32,6 +34,9 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 		chains("create_same", 5, 0, classify.InvalidArgument, "", true),
 		chains("escalate", 5, 1, classify.UpstreamTimeout, "", true),
 		chains("calm", 5, 1, classify.UpstreamTimeout, "", true),
+		misflaggedCalls("flag_wrong", 5, classify.OK, 20*hr),
+		misflaggedCalls("flag_hidden", 6, classify.Internal, 20*hr),
+		misflaggedCalls("flag_few", 1, classify.Internal, 20*hr),
 	)
 	var defs pipeline.ToolRows
 	r := macroRange{from: now.Add(-24 * hr), to: now.Add(-30 * minute), interval: 5 * minute}
@@ -43,16 +48,16 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 	chtest.AddToolVersion(&defs, "acme", "kb", "escalate", 6, -1, -1, now.Add(-3*hr))
 	chtest.AddToolVersion(&defs, "acme", "kb", "calm", 7, -1, -1, now.Add(-20*hr))
 	chtest.AddToolVersion(&defs, "acme", "kb", "calm", 8, -1, 1, now.Add(-2*hr))
-	var target *panelTarget
-	for _, tg := range panelTargets(t, "refund") {
-		if tg.file == "misclassifications" {
-			target = &tg
-			break
+	// The panel's queries, A then B (retries.go).
+	var targets []panelTarget
+	for _, file := range []string{"misclassifications", "misclassifications_misflagged"} {
+		i := slices.IndexFunc(panelTargets(t, "refund"), func(tg panelTarget) bool { return tg.file == file })
+		if i < 0 {
+			t.Fatalf("no panel query %s", file)
 		}
+		targets = append(targets, panelTargets(t, "refund")[i])
 	}
-	if target == nil {
-		t.Fatal("no misclassifications panel")
-	}
+	target := &targets[0]
 	var minChains int64
 	if _, err := fmt.Sscan(target.vars["min_chains"].current(), &minChains); err != nil {
 		t.Fatalf("min_chains %q: %v", target.vars["min_chains"].current(), err)
@@ -63,11 +68,14 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, fixture)
 			e.InsertTools(t, defs)
-			_, rows := query(t, e, target.expand(t, e, target.sql, r))
 			var got []string
-			for _, row := range rows {
-				if row[0] != queries.KindMisflagged {
-					got = append(got, fmt.Sprintf("%v %v %v chains=%v calls=%v recovered=%v", row[:6]...))
+			for i, tg := range targets {
+				_, rows := query(t, e, tg.expand(t, e, tg.sql, r))
+				for _, row := range rows {
+					if (row[0] == queries.KindMisflagged) != (i == 1) {
+						t.Errorf("query %s returned %v", tg.file, row)
+					}
+					got = append(got, fmt.Sprintf("%v %v %v chains=%v calls=%v recovered=%v total=%v", row[:7]...))
 				}
 			}
 			api, err := queries.Misclassifications(ctx, e.DB, f, time.Minute, minChains)
@@ -76,9 +84,11 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 			}
 			var want []string
 			risky := map[string]bool{}
+			flagged := 0
 			for _, m := range api {
-				if m.Kind != queries.KindMisflagged {
-					want = append(want, fmt.Sprintf("%v %v %v chains=%v calls=%v recovered=%v", m.Kind, m.Tool, m.Category, m.Chains, m.Calls, m.Recovered))
+				want = append(want, fmt.Sprintf("%v %v %v chains=%v calls=%v recovered=%v total=%v", m.Kind, m.Tool, m.Category, m.Chains, m.Calls, m.Recovered, m.Total))
+				if m.Kind == queries.KindMisflagged {
+					flagged++
 				}
 				if m.Kind == queries.KindRetriedNonIdempotent {
 					risky[m.Tool] = true
@@ -88,6 +98,9 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
 				t.Errorf("panel and API differ\npanel %q\n  API %q", got, want)
+			}
+			if flagged != 2 {
+				t.Errorf("%d misflagged rows, want flag_wrong's and flag_hidden's: the fixture tests less than it says", flagged)
 			}
 			if !risky["refund"] || !risky["rebuild"] || !risky["escalate"] || len(risky) != 3 {
 				t.Errorf("retried_non_idempotent for %v, want refund, rebuild and escalate: the fixture tests less than it says", risky)

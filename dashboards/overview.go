@@ -73,6 +73,8 @@ func Overview() *dashboard.DashboardBuilder {
 		WithPanel(statPanel(overviewMisclassified, "Misclassifications",
 			"Number of (kind, tool, category) findings where observed retry behaviour contradicts the declared or expected retryability, retries after a timeout may have repeated a tool that does not declare itself idempotent, or isError contradicts the category (min_chains applies). Open Retries & misclassification for the list and evidence.",
 			panelSQL("misclassifications")).
+			WithTarget(chQueryRef("B", panelSQL("misclassifications_misflagged"), FormatTable)).
+			WithTransformation(mergeRows()).
 			Unit(units.Short).
 			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"count"}).Fields("/^calls_n$/").Values(false)).
 			NoValue("0").

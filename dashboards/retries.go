@@ -53,6 +53,8 @@ func Retries() *dashboard.DashboardBuilder {
 		WithPanel(tablePanel(retriesMisclassified, "Misclassified retryables",
 			"retryable_never_recovers: retryable but fewer than 10 % of retried chains recover (stop advertising it as retryable). non_retryable_recovers: not retryable, yet at least half of the same-argument retries succeed (mark it retryable). retried_non_retryable: clients retry, unchanged, what cannot succeed (say so in the error). retried_non_idempotent: clients retry after a timeout or no answer a tool whose definition declares neither idempotentHint nor readOnlyHint, so a retry may repeat its effect (make the tool idempotent, or declare it). misflagged: isError contradicts the category. evidence_share is the recovered share, or the misflagged share of calls.",
 			panelSQL("misclassifications")).
+			WithTarget(chQueryRef("B", panelSQL("misclassifications_misflagged"), FormatTable)).
+			WithTransformation(mergeRows()).
 			OverrideByName("tool_name", []dashboard.DynamicConfigValue{toolLinks()}).
 			OverrideByName("evidence_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)})).
 		WithPanel(timeSeriesPanel(retriesMisflagged, "Misflagged calls over time",

@@ -60,7 +60,11 @@ type gPanel struct {
 	TimeFrom    string    `json:"timeFrom"`
 	TimeShift   string    `json:"timeShift"`
 	Targets     []gTarget `json:"targets"`
-	Options     struct {
+	// Transformations are applied in order to the targets' frames.
+	Transformations []struct {
+		ID string `json:"id"`
+	} `json:"transformations"`
+	Options struct {
 		ReduceOptions struct {
 			Calcs []string `json:"calcs"`
 		} `json:"reduceOptions"`
@@ -243,11 +247,12 @@ func checkPanels(t *testing.T, ds []gDashboard, run func(sql string) ([]column, 
 				}
 			}
 			for _, p := range d.Panels {
+				name := fmt.Sprintf("%s/%s/panel %d %q", d.UID, selName, p.ID, p.Title)
+				var merged mergedFrames
 				for _, tg := range p.Targets {
 					if tg.Datasource.Type != dashboards.ClickHousePluginID {
 						continue
 					}
-					name := fmt.Sprintf("%s/%s/panel %d %q", d.UID, selName, p.ID, p.Title)
 					pr := r
 					if p.Interval != "" {
 						// Grafana uses the panel's minimum interval when the
@@ -260,13 +265,69 @@ func checkPanels(t *testing.T, ds []gDashboard, run func(sql string) ([]column, 
 					}
 					sql := expandPanel(t, tg.RawSQL, vars, options, pr)
 					cols, rows := run(sql)
-					checkShape(t, name, p, tg.Format, cols, rows)
 					if selName == "all" && len(rows) == 0 {
-						t.Errorf("%s: no rows on the fixture\n%s", name, sql)
+						t.Errorf("%s: query %s: no rows on the fixture\n%s", name, tg.RefID, sql)
 					}
+					merged.add(t, name, tg, cols, rows)
 				}
+				if len(merged.refs) == 0 {
+					continue
+				}
+				merged.check(t, name, p)
+				checkShape(t, name, p, merged.format, merged.cols, merged.rows)
 			}
 		}
+	}
+}
+
+// mergedFrames is what a panel draws from its ClickHouse queries: the one
+// query's result, or with Grafana's merge transformation (build.go,
+// mergeRows) the rows of every query in one table, the first query's
+// first. Merging needs the same columns in every query.
+type mergedFrames struct {
+	refs   []string
+	format int
+	cols   []column
+	rows   [][]any
+}
+
+func (m *mergedFrames) add(t *testing.T, name string, tg gTarget, cols []column, rows [][]any) {
+	t.Helper()
+	if len(m.refs) > 0 {
+		if !slices.Equal(cols, m.cols) {
+			t.Errorf("%s: query %s has columns %v, query %s %v: merged rows would not line up", name, tg.RefID, cols, m.refs[0], m.cols)
+		}
+		if tg.Format != m.format {
+			t.Errorf("%s: query %s has format %d, query %s %d", name, tg.RefID, tg.Format, m.refs[0], m.format)
+		}
+	}
+	if slices.Contains(m.refs, tg.RefID) {
+		t.Errorf("%s: two queries named %s", name, tg.RefID)
+	}
+	m.refs = append(m.refs, tg.RefID)
+	m.format, m.cols = tg.Format, cols
+	m.rows = append(m.rows, rows...)
+}
+
+// check fails a panel of several queries that does not merge them first, or
+// whose queries return rows that the merge would show once.
+func (m *mergedFrames) check(t *testing.T, name string, p gPanel) {
+	t.Helper()
+	if len(m.refs) < 2 {
+		return
+	}
+	if len(p.Transformations) == 0 || p.Transformations[0].ID != "merge" {
+		t.Errorf("%s: queries %v without the merge transformation first: Grafana would draw them apart", name, m.refs)
+	}
+	if m.format == dashboards.FormatTimeSeries {
+		t.Errorf("%s: time series merged into one table", name)
+	}
+	seen := map[string]bool{}
+	for _, row := range canonicalRows(m.rows) {
+		if seen[row] {
+			t.Errorf("%s: row %s twice: the merge would show it once", name, row)
+		}
+		seen[row] = true
 	}
 }
 

@@ -1,6 +1,6 @@
 -- Misclassified retryables (docs/analytics.md), as queries/misclassifications.sql
--- computes them for the API: per tool and category, the classifications that
--- the retry chains started in the range contradict, and the misflagged calls.
+-- computes them for the API, the chain kinds: per tool and category, the
+-- classifications that the retry chains started in the range contradict.
 -- Chains are cut as in retry_outcomes.sql (60 s retry window). A chain is
 -- retried when it has a retry, recovered when it ended with a success, and
 -- same-argument when no retry changed the first call's args_hash. Kinds:
@@ -12,10 +12,8 @@
 -- UNAVAILABLE, retried, of a tool whose definition in force at the end of
 -- the range declares neither idempotentHint nor readOnlyHint; the tools are
 -- read from tool_sightings and tool_definitions as in
--- queries/misclassifications.sql) and misflagged (isError contradicts the
--- category). A row needs min_chains chains (misflagged: calls).
--- evidence_share is the recovered share of the chains, or for misflagged rows
--- the misflagged share of the calls.
+-- queries/misclassifications.sql). A row needs min_chains chains;
+-- evidence_share is the recovered share of the chains.
 -- The calls are grouped in an inner query and the chain arrays computed from
 -- the group in the outer one: with the grouping and the lambdas in one
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
@@ -28,7 +26,7 @@ SELECT
   calls_n,
   recovered_n,
   total_n,
-  if(kind_ = 'misflagged', calls_n, recovered_n) / greatest(total_n, 1) AS evidence_share
+  recovered_n / greatest(total_n, 1) AS evidence_share
 FROM (
   SELECT
     k.1 AS kind_,
@@ -117,21 +115,5 @@ FROM (
     ('retried_non_idempotent', ni_chains, ni_calls, ni_ok, toUInt8(ni_chains >= ${min_chains}))
   ] AS k
   WHERE k.5 = 1
-  UNION ALL
-  SELECT
-    'misflagged' AS kind_,
-    CAST(tool AS String) AS tool_m,
-    CAST(category AS String) AS category_m,
-    toUInt64(0) AS chains_n,
-    toUInt64(sum(misflagged)) AS calls_m,
-    toUInt64(0) AS recovered_n,
-    toUInt64(count()) AS total_n
-  FROM calls FINAL
-  WHERE $__timeFilter(ts)
-    AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
-    AND $__conditionalAll(server IN (${server:singlequote}), $server)
-    AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
-  GROUP BY tool, category
-  HAVING sum(misflagged) >= ${min_chains}
 )
 ORDER BY kind, tool_name, category_name
