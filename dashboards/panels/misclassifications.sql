@@ -21,9 +21,11 @@
 -- The panel has two queries, this one (the chain kinds) and
 -- misclassifications_misflagged.sql (the misflagged rows), with the same
 -- columns; the ClickHouse plugin runs a panel's queries at the same time,
--- and the panel merges their rows (Grafana's merge transformation). One
--- statement with both halves took their times added up: each leaves a core
--- idle in its single-threaded steps (BENCHMARKS.md, forty-second round).
+-- and the panel merges their rows (Grafana's merge transformation). As one
+-- statement, 18.16 ran the halves one after the other, each leaving a core
+-- idle in its single-threaded steps, and 26.7 overlapped them only in part:
+-- split, the panel took 31-42 % less on 18.16 and 9-15 % less on 26.7
+-- (BENCHMARKS.md, forty-second round).
 -- The calls are grouped in an inner query and the chain arrays computed from
 -- the group in the outer ones: with the grouping and the lambdas in one
 -- SELECT, ClickHouse 26.x evaluated the lambdas for every group before
