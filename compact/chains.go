@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -18,6 +19,8 @@ var (
 	chainFoldOpenSQL string
 	//go:embed record_chain_fold.sql
 	recordChainFoldSQL string
+	//go:embed record_quiet_chain_folds.sql
+	recordQuietChainFoldsSQL string
 	//go:embed superseded_chain_folds.sql
 	supersededChainFoldsSQL string
 	//go:embed drop_chain_fold_records.sql
@@ -35,8 +38,9 @@ var chainFoldTables = foldTables{
 
 // ChainResult is what one RollupChains call did: as RollupResult, where
 // an hour is unsettled when an insert came into it or a neighbour in the
-// last settle or during the fold, and Superseded counts the earlier folds
-// of the hours folded made at other insert counts.
+// last settle or during the fold, Quiet are the hours without calls whose
+// empty folds were recorded without a fold's read, and Superseded counts
+// the earlier folds of the hours folded made at other insert counts.
 type ChainResult struct {
 	RollupResult
 	// Open are the hours of Folded whose fold found a chain still retrying
@@ -60,8 +64,15 @@ type ChainResult struct {
 // fold whose sum moved while it ran is not recorded and is made again by a
 // later run. A fold that found a chain still retrying at the end of what it
 // read is recorded as open and never read: a panel whose range goes on
-// would follow that chain further. It is idempotent, and runs on a cluster
-// through a *Clustered as RollupHours does.
+// would follow that chain further. An hour that no insert counted and that
+// holds no call (quiet_hour_rows.sql: rows attached without an insert are
+// looked for) starts no chain: its empty fold is recorded with the others
+// of the run in one statement, without the fold's read of the calls around
+// it, which cost ClickHouse 18.16 about 45 ms an hour with nothing to read
+// (a new install's first run, 360 such hours of the default -rollup-fold:
+// 15-18 s of the server's CPU; BENCHMARKS.md, forty-third round). It is
+// idempotent, and runs on a cluster through a *Clustered as RollupHours
+// does.
 func RollupChains(ctx context.Context, db DB, now time.Time, span, settle time.Duration) (ChainResult, error) {
 	start := time.Now()
 	var res ChainResult
@@ -86,6 +97,7 @@ func RollupChains(ctx context.Context, db DB, now time.Time, span, settle time.D
 		folded[m] = true
 	}
 	var current []madeFold
+	var quiet []hourFold // unfolded hours that no insert counted
 	for hour := from; hour.Before(to); hour = hour.Add(time.Hour) {
 		h := hour.Unix()
 		sum, settled := neighbourhood(byHour, h)
@@ -96,19 +108,28 @@ func RollupChains(ctx context.Context, db DB, now time.Time, span, settle time.D
 			res.Unsettled = append(res.Unsettled, hour)
 			continue
 		}
-		fold, open, ok, err := foldChainHour(ctx, db, hour, sum)
+		if byHour[h].Inserts == 0 {
+			quiet = append(quiet, hourFold{h, sum})
+			continue
+		}
+		if err := foldChains(ctx, db, &res, &current, hourFold{h, sum}); err != nil {
+			return res, err
+		}
+	}
+	if len(quiet) > 0 {
+		held, err := quietChainHours(ctx, db, quiet, now, settle, &res, &current)
 		if err != nil {
 			return res, err
 		}
-		if !ok {
-			res.Unsettled = append(res.Unsettled, hour)
-			continue
+		// The quiet hours that hold calls all the same are folded as any.
+		for _, q := range held {
+			if err := foldChains(ctx, db, &res, &current, q); err != nil {
+				return res, err
+			}
 		}
-		res.Folded = append(res.Folded, hour)
-		if open {
-			res.Open = append(res.Open, hour)
-		}
-		current = append(current, madeFold{hourFold{h, sum}, fold})
+	}
+	for _, l := range [...][]time.Time{res.Folded, res.Quiet, res.Unsettled, res.Open} {
+		slices.SortFunc(l, func(a, b time.Time) int { return a.Compare(b) })
 	}
 	n, err := dropSuperseded(ctx, db, current, chainFoldTables)
 	if err != nil {
@@ -117,6 +138,87 @@ func RollupChains(ctx context.Context, db DB, now time.Time, span, settle time.D
 	res.Superseded = n
 	res.Took = time.Since(start)
 	return res, nil
+}
+
+// foldChains folds the chains of one hour whose neighbourhood was counted
+// at f.Inserts (foldChainHour) and notes the outcome in res and current.
+func foldChains(ctx context.Context, db DB, res *ChainResult, current *[]madeFold, f hourFold) error {
+	hour := time.Unix(f.Hour, 0).UTC()
+	fold, open, ok, err := foldChainHour(ctx, db, hour, f.Inserts)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		res.Unsettled = append(res.Unsettled, hour)
+		return nil
+	}
+	res.Folded = append(res.Folded, hour)
+	if open {
+		res.Open = append(res.Open, hour)
+	}
+	*current = append(*current, madeFold{f, fold})
+	return nil
+}
+
+// quietChainHours records the empty chain folds of the hours of quiet (no
+// insert counted into them; their neighbourhoods' sums as counted before)
+// that hold no call, in one statement, and returns those that hold rows
+// all the same (attached without an insert), for a fold that reads them.
+// A quiet hour whose neighbourhood's count moved since it was read is left
+// unsettled for a later run, as foldChainHour leaves a fold whose count
+// moved while it ran.
+func quietChainHours(ctx context.Context, db DB, quiet []hourFold, now time.Time, settle time.Duration, res *ChainResult, current *[]madeFold) ([]hourFold, error) {
+	set := make([]any, len(quiet))
+	for i, q := range quiet {
+		set[i] = q.Hour
+	}
+	var rows []struct {
+		Hour int64 `ch:"hour_s"`
+	}
+	if err := db.Select(ctx, &rows, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: set}),
+		clickhouse.Named("first_s", quiet[0].Hour), clickhouse.Named("last_s", quiet[len(quiet)-1].Hour)); err != nil {
+		return nil, fmt.Errorf("look for rows in quiet chain hours: %w", err)
+	}
+	withRows := map[int64]bool{}
+	for _, r := range rows {
+		withRows[r.Hour] = true
+	}
+	// The counts again, after the look for rows: an insert into the hour
+	// or a neighbour since the first count may have brought calls the look
+	// did not see.
+	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", quiet[0].Hour-3600), clickhouse.Named("to_s", quiet[len(quiet)-1].Hour+7200)}, now, settle)
+	if err != nil {
+		return nil, err
+	}
+	again := countsByHour(after)
+	var held []hourFold
+	var hours []int64
+	var inserts []uint64
+	for _, q := range quiet {
+		if withRows[q.Hour] {
+			held = append(held, q)
+			continue
+		}
+		if sum, _ := neighbourhood(again, q.Hour); sum != q.Inserts {
+			res.Unsettled = append(res.Unsettled, time.Unix(q.Hour, 0).UTC())
+			continue
+		}
+		hours = append(hours, q.Hour)
+		inserts = append(inserts, q.Inserts)
+	}
+	if len(hours) == 0 {
+		return held, nil
+	}
+	fold := uint64(time.Now().UnixNano())
+	if err := db.Exec(ctx, recordQuietChainFoldsSQL, clickhouse.Named("hour_list", hours), clickhouse.Named("insert_list", inserts),
+		clickhouse.Named("fold", fold)); err != nil {
+		return nil, fmt.Errorf("record the empty chain folds of %d quiet hours: %w", len(hours), err)
+	}
+	for i, h := range hours {
+		res.Quiet = append(res.Quiet, time.Unix(h, 0).UTC())
+		*current = append(*current, madeFold{hourFold{h, inserts[i]}, fold})
+	}
+	return held, nil
 }
 
 // countsByHour indexes rows of rollup_hour_inserts.sql by their hour.

@@ -78,8 +78,8 @@ func currentChainHours(t *testing.T, e *chtest.Engine, from, to time.Time) []tim
 // hours: a chain belongs to the hour it starts in and is followed into the
 // next hour, a failure right after an hour's end is a retry of the hour
 // before's and starts nothing, a chain still retrying where the fold stops
-// reading leaves its hour's fold open and unread, and a quiet hour is
-// folded too. A second run folds nothing; a late insert into an hour sends
+// reading leaves its hour's fold open and unread, and the quiet hours (no
+// insert of their own) are recorded as empty. A second run folds nothing; a late insert into an hour sends
 // it and its neighbours back to the raw calls until they are folded again,
 // and the folds it supersedes are deleted.
 func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
@@ -113,8 +113,11 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(res.Open, []time.Time{at("12:00:00")}) || len(res.Unsettled) != 0 || !slices.Contains(res.Folded, at("02:00:00")) {
-				t.Fatalf("folded %d hours, open %v, unsettled %v; want 12:00 open, none unsettled, the quiet 02:00 folded", len(res.Folded), res.Open, res.Unsettled)
+			busy := []time.Time{at("10:00:00"), at("11:00:00"), at("12:00:00"), at("13:00:00")}
+			if !slices.Equal(res.Open, []time.Time{at("12:00:00")}) || len(res.Unsettled) != 0 || !slices.Equal(res.Folded, busy) ||
+				!slices.Contains(res.Quiet, at("02:00:00")) || !slices.Contains(res.Quiet, at("09:00:00")) || !slices.Contains(res.Quiet, at("14:00:00")) {
+				t.Fatalf("folded %v, quiet %v, open %v, unsettled %v; want %v folded, 12:00 open, none unsettled, the quiet 02:00, 09:00 and 14:00 recorded empty",
+					res.Folded, res.Quiet, res.Open, res.Unsettled, busy)
 			}
 			want := []string{
 				"10:00 10:59:30 2 2 0",
@@ -129,8 +132,8 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 				t.Errorf("current chain folds %v; want %v: every hour but the open one", hours, want)
 			}
 
-			if res, err := compact.RollupChains(ctx, e.DB, now, span, 0); err != nil || len(res.Folded)+len(res.Unsettled) != 0 {
-				t.Fatalf("second run: folded %v, unsettled %v, err %v; want nothing", res.Folded, res.Unsettled, err)
+			if res, err := compact.RollupChains(ctx, e.DB, now, span, 0); err != nil || len(res.Folded)+len(res.Quiet)+len(res.Unsettled) != 0 {
+				t.Fatalf("second run: folded %v, quiet %v, unsettled %v, err %v; want nothing", res.Folded, res.Quiet, res.Unsettled, err)
 			}
 
 			// s3 retried after all: its chain recovers. Until 10:00, 11:00
@@ -180,6 +183,109 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 				if time.Since(start) > 30*time.Second {
 					t.Fatalf("%d chain fold records and rows of %d folds for 10:00-12:00; want 3 and 3 once the superseded ones are deleted", n[0].Records, n[0].Folds)
 				}
+			}
+		})
+	}
+}
+
+// TestRollupChainsRecordsQuietHoursWithoutReading: a new install's hours
+// are all quiet and recorded as empty folds that the readers take, with no
+// row folded; a quiet hour that holds calls all the same (attached without
+// an insert, so that no count of it exists) is folded with its chains; and
+// the quiet neighbours of an hour that takes a late insert are recorded
+// again at their new count.
+func TestRollupChainsRecordsQuietHoursWithoutReading(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	const span = 48 * time.Hour
+	chain := func(s string, h time.Time, id uint64) []pipeline.Call {
+		return []pipeline.Call{
+			chainCall(s, h.Add(10*time.Minute), id, true, `{"q":"a"}`),
+			chainCall(s, h.Add(10*time.Minute+20*time.Second), id+1, false, `{"q":"a"}`),
+		}
+	}
+	foldedRows := func(t *testing.T, e *chtest.Engine) uint64 {
+		var rows []struct {
+			N uint64 `ch:"n"`
+		}
+		if err := e.DB.Select(ctx, &rows, "SELECT count() AS n FROM chains_folded"); err != nil {
+			t.Fatal(err)
+		}
+		return rows[0].N
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name+"/new install", func(t *testing.T) {
+			now := time.Now()
+			to := now.UTC().Truncate(time.Hour).Add(-time.Hour)
+			res, err := compact.RollupChains(ctx, e.DB, now, span, 0)
+			if err != nil || len(res.Folded)+len(res.Unsettled) != 0 || len(res.Quiet) != 48 {
+				t.Fatalf("folded %v, quiet %d hours, unsettled %v, err %v; want the 48 hours before %s quiet", res.Folded, len(res.Quiet), res.Unsettled, err, to)
+			}
+			if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 48 {
+				t.Fatalf("%d current chain folds; want the 48 quiet hours'", len(hours))
+			}
+			if n := foldedRows(t, e); n != 0 {
+				t.Fatalf("%d chain rows folded; want none", n)
+			}
+			if res, err := compact.RollupChains(ctx, e.DB, now, span, 0); err != nil || len(res.Folded)+len(res.Quiet)+len(res.Unsettled) != 0 {
+				t.Fatalf("second run: %+v %v; want nothing", res, err)
+			}
+		})
+	}
+	counted, attached := day.Add(3*time.Hour), day.Add(6*time.Hour)
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name+"/attached and late", func(t *testing.T) {
+			e.Insert(t, chain("c", counted, 1))
+			e.Insert(t, chain("a", attached, 10))
+			// As if the attached hour's calls had been attached: no count.
+			at := []any{clickhouse.Named("h", attached.Unix())}
+			if err := e.DB.Exec(ctx, "ALTER TABLE calls_hour_inserts DELETE WHERE toUInt32(hour) = @h", at...); err != nil {
+				t.Fatal(err)
+			}
+			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+				var n []struct {
+					N uint64 `ch:"n"`
+				}
+				if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM calls_hour_inserts WHERE toUInt32(hour) = @h", at...); err != nil {
+					t.Fatal(err)
+				}
+				if n[0].N == 0 {
+					break
+				}
+				if time.Since(start) > time.Minute {
+					t.Fatal("the attached hour's count is still there a minute after its deletion")
+				}
+			}
+			now := time.Now()
+			to := now.UTC().Truncate(time.Hour).Add(-time.Hour)
+			res, err := compact.RollupChains(ctx, e.DB, now, span, 0)
+			before, after := counted.Add(-time.Hour), counted.Add(time.Hour)
+			if err != nil || !slices.Equal(res.Folded, []time.Time{counted, attached}) || len(res.Quiet) != 46 ||
+				!slices.Contains(res.Quiet, before) || !slices.Contains(res.Quiet, after) || len(res.Unsettled) != 0 {
+				t.Fatalf("folded %v, quiet %v, unsettled %v, err %v; want %v folded and the 46 others quiet", res.Folded, res.Quiet, res.Unsettled, err, []time.Time{counted, attached})
+			}
+			want := []string{counted.Format("15:04") + " " + counted.Add(10*time.Minute).Format("15:04:05") + " 2 2 0",
+				attached.Format("15:04") + " " + attached.Add(10*time.Minute).Format("15:04:05") + " 2 2 0"}
+			if got := currentChains(t, e, day, day.Add(24*time.Hour)); !slices.Equal(got, want) {
+				t.Errorf("folded chains\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 48 {
+				t.Errorf("%d current chain folds; want all 48 hours'", len(hours))
+			}
+
+			// A late retry in the counted hour: its neighbours, quiet, are
+			// recorded again at the new count, and it is folded again.
+			e.Insert(t, []pipeline.Call{chainCall("c", counted.Add(10*time.Minute+40*time.Second), 3, false, `{"q":"a"}`)})
+			res, err = compact.RollupChains(ctx, e.DB, time.Now(), span, 0)
+			if err != nil || !slices.Equal(res.Folded, []time.Time{counted}) || !slices.Equal(res.Quiet, []time.Time{before, after}) || res.Superseded != 3 {
+				t.Fatalf("after a late insert: folded %v, quiet %v, %d superseded, err %v; want %v folded, %v recorded again, 3 superseded",
+					res.Folded, res.Quiet, res.Superseded, err, counted, []time.Time{before, after})
+			}
+			if got := currentChains(t, e, day, day.Add(24*time.Hour)); !slices.Equal(got, want) {
+				t.Errorf("folded chains after the late insert\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 48 {
+				t.Errorf("%d current chain folds after the late insert; want all 48 hours'", len(hours))
 			}
 		})
 	}

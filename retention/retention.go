@@ -200,6 +200,10 @@ func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error
 			res.Changed = append(res.Changed, fmt.Sprintf("chains_folded: folded %d hours from %s to %s in %s (%d with a chain still open)", n,
 				c.Folded[0].Format(time.RFC3339), c.Folded[n-1].Format(time.RFC3339), c.Took.Round(time.Millisecond), len(c.Open)))
 		}
+		if n := len(c.Quiet); n > 0 {
+			res.Changed = append(res.Changed, fmt.Sprintf("chains_folded: recorded %d quiet hours (no calls) from %s to %s as empty", n,
+				c.Quiet[0].Format(time.RFC3339), c.Quiet[n-1].Format(time.RFC3339)))
+		}
 		if c.Superseded > 0 {
 			res.Changed = append(res.Changed, fmt.Sprintf("chains_folded: deleting %d superseded folds", c.Superseded))
 		}
