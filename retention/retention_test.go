@@ -205,7 +205,7 @@ func TestConfigValidate(t *testing.T) {
 // of calls_5m once their last insert is ten minutes old, and only once, and
 // their retry chains once the last insert into them and the hours on either
 // side is; the quiet hours between them (compact.RollupHours' empty folds)
-// and the quiet hours' chains (none) at once.
+// at once, and the quiet hours' chains (none) recorded as empty folds.
 func TestRetentionFoldsSettledRollupHours(t *testing.T) {
 	ctx := context.Background()
 	cfg := retention.Config{FoldRollup: 3 * day}
@@ -216,18 +216,19 @@ func TestRetentionFoldsSettledRollupHours(t *testing.T) {
 			now := time.Now()
 			quiet := "calls_5m_folded: folded "
 			quiet += "9 quiet hours (no calls) from " + past.Add(5*time.Hour).Format(time.RFC3339) + " to " + past.Add(13*time.Hour).Format(time.RFC3339)
-			if res, err := retention.Apply(ctx, e.DB, cfg, now); err != nil || len(res.Changed) != 2 || res.Changed[0] != quiet || !strings.HasPrefix(res.Changed[1], "chains_folded: folded ") {
-				t.Fatalf("right after the insert: %v, %v; want the quiet hours 05:00-13:00 and the quiet hours' chains folded, nothing else yet", res.Changed, err)
+			if res, err := retention.Apply(ctx, e.DB, cfg, now); err != nil || len(res.Changed) != 2 || res.Changed[0] != quiet || !strings.HasPrefix(res.Changed[1], "chains_folded: recorded ") {
+				t.Fatalf("right after the insert: %v, %v; want the quiet hours 05:00-13:00 folded and the quiet hours' chains recorded as empty, nothing else yet", res.Changed, err)
 			}
-			// The chains of the two hours and their neighbours, and, when the
-			// eleven minutes cross into another hour, the quiet hour that
-			// then becomes complete.
+			// The chains of the two hours, and, recorded as empty, those of
+			// their quiet neighbours and, when the eleven minutes cross into
+			// another hour, of the quiet hour that then becomes complete.
 			want := []string{
 				"calls_5m_folded: folded 2 hours from " + past.Add(4*time.Hour).Format(time.RFC3339) + " to " + past.Add(14*time.Hour).Format(time.RFC3339) + " in ",
-				"chains_folded: folded ",
+				"chains_folded: folded 2 hours from " + past.Add(4*time.Hour).Format(time.RFC3339) + " to " + past.Add(14*time.Hour).Format(time.RFC3339) + " in ",
+				"chains_folded: recorded ",
 			}
 			res, err := retention.Apply(ctx, e.DB, cfg, now.Add(11*time.Minute))
-			if err != nil || len(res.Changed) != 2 || !strings.HasPrefix(res.Changed[0], want[0]) || !strings.HasPrefix(res.Changed[1], want[1]) {
+			if err != nil || len(res.Changed) != 3 || !strings.HasPrefix(res.Changed[0], want[0]) || !strings.HasPrefix(res.Changed[1], want[1]) || !strings.HasPrefix(res.Changed[2], want[2]) {
 				t.Fatalf("ten minutes later: %q, %v; want %q...", res.Changed, err, want)
 			}
 			var folds []struct {
