@@ -49,49 +49,10 @@ func scale[T any](short, long T) T {
 // wrapper command (prlimit), and waits for /healthz.
 func launch(t *testing.T, wrapper []string, args ...string) *proc {
 	t.Helper()
-	addr := freeAddr(t)
-	argv := append(append(append([]string{}, wrapper...), filepath.Join(bin, "ingest"), "serve", "-listen", addr,
-		"-grpc-listen", "", "-retention-every", "0"), args...)
-	p := &proc{log: &bytes.Buffer{}, addr: addr}
-	p.cmd = exec.Command(argv[0], argv[1:]...)
-	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{w: p.log}, &syncWriter{w: p.log}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("ingest log:\n%s", tail(p.log.String(), 6000))
-		}
+	return startHealthy(t, "ingest", func(addr string) []string {
+		return append(append(append([]string{}, wrapper...), filepath.Join(bin, "ingest"), "serve", "-listen", addr,
+			"-grpc-listen", "", "-retention-every", "0"), args...)
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ingest did not become healthy on %s: %v\n%s", addr, err, p.log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 func tail(s string, n int) string {

@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,47 +58,108 @@ func run(m *testing.M) int {
 // proc is a started binary with its log.
 type proc struct {
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	log  *logBuffer
 	addr string
+}
+
+// logBuffer is a process's stdout and stderr, safe to read while the
+// process writes them.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// errPortTaken is a process that could not bind the address freeAddr gave
+// it: between freeAddr's close and the bind, the kernel may hand the port
+// to another socket (an outgoing connection's local port, on a busy
+// machine).
+var errPortTaken = errors.New("its listen address was taken before it bound it")
+
+// startHealthy starts the binary of argv, given the listen address addr
+// by listen(addr), and waits until it answers /healthz there. A port taken
+// before the bind is picked again, up to five times; any other failure to
+// become healthy fails t with the process's log. t's cleanup kills the
+// process if it still runs, and logs its output if t failed.
+func startHealthy(t *testing.T, name string, listen func(addr string) []string) *proc {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		argv := listen(addr)
+		p := &proc{log: &logBuffer{}, addr: addr}
+		p.cmd = exec.Command(argv[0], argv[1:]...)
+		p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		err := p.healthy(30 * time.Second)
+		if err == nil {
+			t.Cleanup(func() {
+				if p.cmd.ProcessState == nil {
+					_ = p.cmd.Process.Kill()
+					_ = p.cmd.Wait()
+				}
+				if t.Failed() {
+					t.Logf("%s log:\n%s", name, tail(p.log.String(), 6000))
+				}
+			})
+			return p
+		}
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+		if errors.Is(err, errPortTaken) && attempt < 5 {
+			t.Logf("%s on %s: %v; starting it again on another port", name, addr, err)
+			continue
+		}
+		t.Fatalf("%s did not become healthy on %s: %v\n%s", name, addr, err, p.log)
+	}
+}
+
+// healthy polls p's /healthz until it answers 200, the process reports
+// that its address is taken (errPortTaken), or timeout passes.
+func (p *proc) healthy(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get("http://" + p.addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("/healthz: %s", resp.Status)
+		}
+		if strings.Contains(p.log.String(), "address already in use") {
+			return errPortTaken
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	addr := freeAddr(t)
-	p := &proc{log: &bytes.Buffer{}, addr: addr}
-	p.cmd = exec.Command(filepath.Join(bin, name), append([]string{"-listen", addr}, args...)...)
-	if name == "ingest" {
-		// Each ingest gets its own spool unless args name one (the last
-		// flag wins), and no retention job: the fixtures have fixed dates.
-		p.cmd.Args = append([]string{p.cmd.Args[0], "serve", "-spool-dir", t.TempDir(), "-retention-every", "0"}, p.cmd.Args[1:]...)
-	}
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
+	return startHealthy(t, name, func(addr string) []string {
+		argv := append([]string{filepath.Join(bin, name), "-listen", addr}, args...)
+		if name == "ingest" {
+			// Each ingest gets its own spool unless args name one (the last
+			// flag wins), and no retention job: the fixtures have fixed dates.
+			argv = append([]string{argv[0], "serve", "-spool-dir", t.TempDir(), "-retention-every", "0"}, argv[1:]...)
 		}
-		if t.Failed() {
-			t.Logf("%s log:\n%s", name, p.log)
-		}
+		return argv
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not become healthy on %s: %v\n%s", name, addr, err, p.log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func freeAddr(t *testing.T) string {
@@ -250,4 +313,27 @@ func TestCapturePathEndToEnd(t *testing.T) {
 	}
 	waitRows(t, api.addr, "/api/v1/failure-rates?tool=lookup_customer&"+window,
 		`[{"calls":2,"category":"UNAUTHENTICATED","code":0,"failures":2,"rate":1,"tool":"lookup_customer"}]`)
+}
+
+// TestStartHealthyPicksAnotherPort: a binary whose listen address another
+// socket holds exits with "address already in use"; startHealthy starts it
+// again on another port instead of waiting for it until its timeout.
+func TestStartHealthyPicksAnotherPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var tried []string
+	start := time.Now()
+	p := startHealthy(t, "api", func(addr string) []string {
+		if len(tried) == 0 {
+			addr = taken.Addr().String()
+		}
+		tried = append(tried, addr)
+		return []string{filepath.Join(bin, "api"), "-listen", addr, "-clickhouse-addr", server.Addr, "-clickhouse-database", "default"}
+	})
+	if len(tried) != 2 || tried[1] != p.addr || time.Since(start) > 20*time.Second {
+		t.Fatalf("started on %v in %s, healthy on %s; want the taken address, then another one, well before the 30 s timeout", tried, time.Since(start).Round(time.Millisecond), p.addr)
+	}
 }
