@@ -49,9 +49,9 @@ func BenchmarkIngest(b *testing.B) {
 					args = ingestArgs(clustered.cfg.Database, 0)
 				}
 				ing := start(b, "ingest", append(args, "-spool-dir", b.TempDir())...)
-				cpu0, chCPU0 := cpuSeconds(b, ing.cmd.Process.Pid), serversCPU(b, servers)
+				cpu0, chCPU0 := cpuSeconds(b, ing.Cmd.Process.Pid), serversCPU(b, servers)
 				began := time.Now()
-				st := postStream(b, &balancer{addrs: []string{ing.addr}}, all, 8, 0)
+				st := postStream(b, &balancer{addrs: []string{ing.Addr}}, all, 8, 0)
 				st.wait()
 				if want == 0 {
 					waitStable(b, tg.conn)
@@ -59,7 +59,7 @@ func BenchmarkIngest(b *testing.B) {
 				}
 				waitForCalls(b, tg.conn, want, 5*time.Minute)
 				took := time.Since(began)
-				ingestCPU, chCPU := cpuSeconds(b, ing.cmd.Process.Pid)-cpu0, serversCPU(b, servers)-chCPU0
+				ingestCPU, chCPU := cpuSeconds(b, ing.Cmd.Process.Pid)-cpu0, serversCPU(b, servers)-chCPU0
 				copies := 1.0
 				if mode == "cluster" {
 					syncReplicas(b, clustered.cfg.Database)

@@ -15,6 +15,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcplens/mcplens/binproc"
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries"
@@ -408,7 +409,7 @@ func TestReplayFoldOnCluster(t *testing.T) {
 	}
 	merges("START")
 	out := replay("-fold")
-	t.Logf("ingest replay -fold:\n%s", tail(out, 600))
+	t.Logf("ingest replay -fold:\n%s", binproc.Tail(out, 600))
 	if !strings.Contains(out, "replay: folded partition ") {
 		t.Fatalf("ingest replay -fold folded nothing:\n%s", out)
 	}
@@ -448,9 +449,9 @@ func TestServeRunsTheJobOnCluster(t *testing.T) {
 	}
 	p := start(t, "ingest", append(ingestArgs(db, 0), "-spool-dir", t.TempDir(), "-retention-every", "1h")...)
 	deadline := time.Now().Add(2 * time.Minute)
-	for metricSum(t, p.addr, `mcplens_retention_runs_total{result="ok"}`) < 1 {
-		if n := metricSum(t, p.addr, `mcplens_retention_runs_total{result="error"}`); n > 0 || time.Now().After(deadline) {
-			t.Fatalf("the job's first run: %v errors, no success\n%s", n, tail(p.log.String(), 3000))
+	for metricSum(t, p.Addr, `mcplens_retention_runs_total{result="ok"}`) < 1 {
+		if n := metricSum(t, p.Addr, `mcplens_retention_runs_total{result="error"}`); n > 0 || time.Now().After(deadline) {
+			t.Fatalf("the job's first run: %v errors, no success\n%s", n, binproc.Tail(p.Log.String(), 3000))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

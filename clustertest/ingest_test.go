@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,98 +19,34 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/mcplens/mcplens/binproc"
 	"github.com/mcplens/mcplens/traffic"
 )
 
 // proc is a started ingest or api binary with its log.
-type proc struct {
-	cmd  *exec.Cmd
-	log  *syncBuffer
-	addr string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type proc = binproc.Proc
 
 // start runs bin/name with args on a free loopback port and waits for
 // /healthz. An ingest serves no gRPC and runs no retention job (the
 // fixtures have fixed dates).
 func start(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
-	addr := freeAddr(t)
-	argv := []string{"-listen", addr}
-	if name == "ingest" {
-		argv = []string{"serve", "-listen", addr, "-grpc-listen", "", "-retention-every", "0"}
-	}
-	p := &proc{log: &syncBuffer{}, addr: addr}
-	p.cmd = exec.Command(filepath.Join(bin, name), append(argv, args...)...)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
+	return binproc.Start(t, name, 60*time.Second, func(addr string) []string {
+		argv := []string{"-listen", addr}
+		if name == "ingest" {
+			argv = []string{"serve", "-listen", addr, "-grpc-listen", "", "-retention-every", "0"}
 		}
-		if t.Failed() {
-			t.Logf("%s %s log:\n%s", name, addr, tail(p.log.String(), 4000))
-		}
+		return append(append([]string{filepath.Join(bin, name)}, argv...), args...)
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not become healthy on %s: %v\n%s", name, addr, err, p.log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
-// kill sends SIGKILL: no shutdown, no final flush.
-func (p *proc) kill(t testing.TB) {
+// kill sends p SIGKILL: no shutdown, no final flush.
+func kill(t testing.TB, p *proc) {
 	t.Helper()
-	if err := p.cmd.Process.Kill(); err != nil {
+	if err := p.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = p.cmd.Wait()
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
+	_ = p.Cmd.Wait()
 }
 
 // trafficStart is where the generated traffic begins; the API window
@@ -336,20 +271,20 @@ func compareAPIs(t *testing.T, clusterAPI, singleAPI *proc) {
 			Rows []json.RawMessage `json:"rows"`
 		}
 		if err := json.Unmarshal([]byte(body), &res); err != nil {
-			t.Fatalf("%v: %s", err, tail(body, 500))
+			t.Fatalf("%v: %s", err, binproc.Tail(body, 500))
 		}
 		return len(res.Rows)
 	}
 	for _, ep := range processEndpoints {
-		got, want := rows(getJSON(t, clusterAPI.addr, ep)), rows(getJSON(t, singleAPI.addr, ep))
+		got, want := rows(getJSON(t, clusterAPI.Addr, ep)), rows(getJSON(t, singleAPI.Addr, ep))
 		if want > 0 && got == 0 {
 			t.Errorf("GET %s: no rows on the cluster, %d on the single server", ep, want)
 		}
 	}
 	for _, ep := range endpoints {
-		got, want := getJSON(t, clusterAPI.addr, ep), getJSON(t, singleAPI.addr, ep)
+		got, want := getJSON(t, clusterAPI.Addr, ep), getJSON(t, singleAPI.Addr, ep)
 		if got != want {
-			t.Errorf("GET %s: the cluster and the single server differ\n got %s\nwant %s", ep, tail(got, 1500), tail(want, 1500))
+			t.Errorf("GET %s: the cluster and the single server differ\n got %s\nwant %s", ep, binproc.Tail(got, 1500), binproc.Tail(want, 1500))
 		}
 	}
 }
@@ -469,25 +404,25 @@ func TestIngestInstanceKilledMidStream(t *testing.T) {
 	// its spool and nowhere else.
 	a := start(t, "ingest", append(ingestArgs(db, 0), "-spool-dir", spoolA, "-flush-every", "30s", "-batch-size", "100000", "-queue-capacity", "200000")...)
 	b := start(t, "ingest", append(ingestArgs(db, 3), "-spool-dir", t.TempDir(), "-flush-every", "200ms")...)
-	lb := &balancer{addrs: []string{a.addr, b.addr}}
+	lb := &balancer{addrs: []string{a.Addr, b.Addr}}
 
 	// A post in flight: half of a body is sent when A dies.
 	inflight, rest := all[0], all[1:]
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
-	go func() { _, err := postOnce(a.addr, pr); errc <- err }()
+	go func() { _, err := postOnce(a.Addr, pr); errc <- err }()
 	if _, err := pw.Write(inflight[:len(inflight)/2]); err != nil {
 		t.Fatal(err)
 	}
 	st := postStream(t, lb, rest, 4, 10*time.Millisecond)
 	st.waitAcked(len(rest) / 2)
-	a.kill(t) // mid-stream: the workers' posts to A fail and go to B
+	kill(t, a) // mid-stream: the workers' posts to A fail and go to B
 	pw.Close()
 	if err := <-errc; err == nil {
 		t.Fatal("the post in flight to the killed instance was acknowledged")
 	}
 	time.Sleep(200 * time.Millisecond) // until the balancer's health check notices
-	lb.remove(a.addr)
+	lb.remove(a.Addr)
 	lb.retries.Add(1)
 	lb.post(t, inflight)
 	st.wait()
@@ -495,7 +430,7 @@ func TestIngestInstanceKilledMidStream(t *testing.T) {
 	// answers had been lost.
 	var ackedByA [][]byte
 	for i := len(rest) - 1; i >= 0 && len(ackedByA) < 3; i-- {
-		if st.by[i] == a.addr {
+		if st.by[i] == a.Addr {
 			ackedByA = append(ackedByA, rest[i])
 		}
 	}
@@ -506,7 +441,7 @@ func TestIngestInstanceKilledMidStream(t *testing.T) {
 	// A's replacement gets A's spool (its volume) and inserts what A
 	// acknowledged; it joins the rotation.
 	a2 := start(t, "ingest", append(ingestArgs(db, 1), "-spool-dir", spoolA, "-flush-every", "200ms")...)
-	lb.add(a2.addr)
+	lb.add(a2.Addr)
 	t.Logf("%d lines accepted, %d posts retried on another instance, %d acknowledged bodies resent", lb.accepted.Load(), lb.retries.Load(), len(ackedByA))
 	if len(ackedByA) == 0 || lb.retries.Load() < 2 {
 		t.Fatalf("%d bodies acknowledged by the killed instance, %d posts retried: the kill came too late to test anything", len(ackedByA), lb.retries.Load())
@@ -534,7 +469,7 @@ func TestReplicaLossDuringIngest(t *testing.T) {
 	want := reference(t, db, all)
 	a := start(t, "ingest", append(ingestArgs(db, 0), "-spool-dir", t.TempDir(), "-flush-every", "200ms")...)
 	b := start(t, "ingest", append(ingestArgs(db, 3), "-spool-dir", t.TempDir(), "-flush-every", "200ms")...)
-	lb := &balancer{addrs: []string{a.addr, b.addr}}
+	lb := &balancer{addrs: []string{a.Addr, b.Addr}}
 
 	// Paced so that the stream lasts about 16 s: a fifth before the
 	// replica dies, half while it is down, the rest after it is back.
@@ -565,7 +500,7 @@ func TestReplicaLossDuringIngest(t *testing.T) {
 	t.Logf("replica %s down for %s while %d bodies were acknowledged", victim.Addr, time.Since(down).Round(time.Millisecond), st.acked.Load()-acked)
 	st.wait()
 	t.Logf("%d lines accepted; inserts the ingest instances retried: %v and %v",
-		lb.accepted.Load(), metricSum(t, a.addr, "mcplens_ingest_insert_errors_total"), metricSum(t, b.addr, "mcplens_ingest_insert_errors_total"))
+		lb.accepted.Load(), metricSum(t, a.Addr, "mcplens_ingest_insert_errors_total"), metricSum(t, b.Addr, "mcplens_ingest_insert_errors_total"))
 
 	wantIDs := callIDs(t, one.conn)
 	waitForCalls(t, clustered.conn, len(wantIDs), 2*time.Minute)

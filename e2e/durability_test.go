@@ -25,6 +25,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/mcplens/mcplens/binproc"
 	"github.com/mcplens/mcplens/chtest"
 )
 
@@ -49,17 +50,10 @@ func scale[T any](short, long T) T {
 // wrapper command (prlimit), and waits for /healthz.
 func launch(t *testing.T, wrapper []string, args ...string) *proc {
 	t.Helper()
-	return startHealthy(t, "ingest", func(addr string) []string {
+	return binproc.Start(t, "ingest", 30*time.Second, func(addr string) []string {
 		return append(append(append([]string{}, wrapper...), filepath.Join(bin, "ingest"), "serve", "-listen", addr,
 			"-grpc-listen", "", "-retention-every", "0"), args...)
 	})
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }
 
 // dedicatedServer starts a ClickHouse server of the test's own, which it
@@ -348,7 +342,7 @@ func TestClickHouseOutageLosesNothing(t *testing.T) {
 	outage := scale(5*time.Second, 60*time.Second)
 	ing := launch(t, nil, "-clickhouse-addr", ch.Addr, "-clickhouse-database", "outage", "-spool-dir", t.TempDir(),
 		"-flush-every", "100ms", "-batch-size", "1000", "-queue-capacity", "2000")
-	p := newPoster(ing.addr)
+	p := newPoster(ing.Addr)
 	ctx, stop := context.WithCancel(context.Background())
 	const workers, perBatch = 4, 50
 	every := 100 * time.Millisecond // 4 workers × 50 calls / 100 ms = 2000 calls/s
@@ -358,8 +352,8 @@ func TestClickHouseOutageLosesNothing(t *testing.T) {
 	ch.Stop()
 	killed := time.Now()
 	time.Sleep(outage)
-	queued := metric(t, ing.addr, "mcplens_ingest_queue_calls")
-	pending := metric(t, ing.addr, "mcplens_ingest_spool_pending_bytes")
+	queued := metric(t, ing.Addr, "mcplens_ingest_queue_calls")
+	pending := metric(t, ing.Addr, "mcplens_ingest_spool_pending_bytes")
 	if err := ch.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -372,14 +366,14 @@ func TestClickHouseOutageLosesNothing(t *testing.T) {
 	waitStored(t, conn, p, 60*time.Second)
 	res := exactlyOnce(t, conn, p)
 	acked, sent, statuses := p.counts()
-	spilled := metric(t, ing.addr, "mcplens_ingest_spool_spilled_calls_total")
+	spilled := metric(t, ing.Addr, "mcplens_ingest_spool_spilled_calls_total")
 	if queued > 2000 {
 		t.Errorf("memory queue held %v calls during the outage, capacity 2000", queued)
 	}
 	if spilled == 0 || pending == 0 {
 		t.Errorf("spilled %v calls, %v bytes pending in the spool during the outage: want the spool to absorb the outage", spilled, pending)
 	}
-	if failures := metric(t, ing.addr, `mcplens_ingest_insert_failures_total{kind="network",table="calls"}`); failures == 0 {
+	if failures := metric(t, ing.Addr, `mcplens_ingest_insert_failures_total{kind="network",table="calls"}`); failures == 0 {
 		t.Errorf("no network insert failures counted during the outage")
 	}
 	t.Logf("RESULT outage: ClickHouse killed for %s under ~%d calls/s: %d sent, %d acknowledged (%s), %d spilled to disk, "+
@@ -405,15 +399,15 @@ func TestIngestCrashLosesNothing(t *testing.T) {
 		}
 		ing := launch(t, nil, append(ch, "-flush-every", flush, "-batch-size", "300")...)
 		p.mu.Lock()
-		p.addr = ing.addr
+		p.addr = ing.Addr
 		p.mu.Unlock()
 		ctx, stop := context.WithCancel(context.Background())
 		wg := p.run(ctx, fmt.Sprintf("r%d-", round), 4, 50, 20*time.Millisecond)
 		time.Sleep(scale(1500*time.Millisecond, 5*time.Second))
-		if err := ing.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := ing.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		_ = ing.cmd.Wait()
+		_ = ing.Cmd.Wait()
 		time.Sleep(100 * time.Millisecond) // posts fail against the dead process
 		stop()
 		wg.Wait()
@@ -423,7 +417,7 @@ func TestIngestCrashLosesNothing(t *testing.T) {
 	waitStored(t, conn, p, 60*time.Second)
 	res := exactlyOnce(t, conn, p)
 	acked, sent, statuses := p.counts()
-	replayed := metric(t, ing.addr, "mcplens_ingest_spool_read_calls_total")
+	replayed := metric(t, ing.Addr, "mcplens_ingest_spool_read_calls_total")
 	t.Logf("RESULT crash: ingest SIGKILLed %d times mid-stream (~10000 calls/s offered): %d sent, %d acknowledged (%s), "+
 		"the last restart read %d calls back from the spool; %s",
 		rounds, sent, acked, statuses, int(replayed), res)
@@ -441,16 +435,16 @@ func TestOverloadPushesBackWithBoundedMemory(t *testing.T) {
 		"-flush-every", "100ms", "-batch-size", "1000", "-queue-capacity", "5000",
 		"-max-concurrent-requests", "8", "-max-body-bytes", "2097152", "-max-decompressed-bytes", "4194304",
 		"-spool-max-bytes", "16777216")
-	p := newPoster(ing.addr)
+	p := newPoster(ing.Addr)
 	ch.Stop()
 	ctx, stop := context.WithTimeout(context.Background(), scale(5*time.Second, 60*time.Second))
 	wg := p.run(ctx, "v", 32, 500, time.Millisecond)
 	<-ctx.Done()
 	wg.Wait()
 	stop()
-	peak := vmHWM(t, ing.cmd.Process.Pid)
-	spoolFull := metric(t, ing.addr, `mcplens_ingest_calls_dropped_total{reason="spool_full"}`)
-	tooMany := metric(t, ing.addr, `mcplens_ingest_rejected_total{reason="too_many_requests"}`)
+	peak := vmHWM(t, ing.Cmd.Process.Pid)
+	spoolFull := metric(t, ing.Addr, `mcplens_ingest_calls_dropped_total{reason="spool_full"}`)
+	tooMany := metric(t, ing.Addr, `mcplens_ingest_rejected_total{reason="too_many_requests"}`)
 	if err := ch.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -488,23 +482,23 @@ func TestSIGTERMLeavesUnflushedCallsInTheSpool(t *testing.T) {
 	args := []string{"-clickhouse-addr", ch.Addr, "-clickhouse-database", "sigterm", "-spool-dir", spool,
 		"-flush-every", "100ms", "-shutdown-timeout", "2s", "-validate-schemas=false"}
 	ing := launch(t, nil, args...)
-	p := newPoster(ing.addr)
+	p := newPoster(ing.Addr)
 	ch.Stop()
 	ctx, stop := context.WithTimeout(context.Background(), 1*time.Second)
 	p.run(ctx, "t", 4, 100, 20*time.Millisecond).Wait()
 	stop()
 	start := time.Now()
-	if err := ing.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := ing.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := ing.cmd.Wait(); err != nil {
+	if err := ing.Cmd.Wait(); err != nil {
 		t.Fatalf("ingest exit after SIGTERM: %v", err)
 	}
 	took := time.Since(start)
 	if took > 5*time.Second {
 		t.Errorf("SIGTERM took %s with -shutdown-timeout 2s", took)
 	}
-	if !strings.Contains(ing.log.String(), "calls left in the spool for the next start") {
+	if !strings.Contains(ing.Log.String(), "calls left in the spool for the next start") {
 		t.Errorf("the log does not say that calls were left in the spool")
 	}
 	if err := ch.Restart(context.Background()); err != nil {
@@ -532,12 +526,12 @@ func TestDiskFullPushesBack(t *testing.T) {
 	}
 	ing := launch(t, []string{prlimit, "--fsize=262144"}, "-clickhouse-addr", server.Addr, "-clickhouse-database", "diskfull",
 		"-spool-dir", t.TempDir(), "-flush-every", "200ms", "-batch-size", "2000")
-	p := newPoster(ing.addr)
+	p := newPoster(ing.Addr)
 	ctx, stop := context.WithTimeout(context.Background(), scale(4*time.Second, 60*time.Second))
 	p.run(ctx, "d", 8, 100, time.Millisecond).Wait()
 	stop()
-	diskFull := metric(t, ing.addr, `mcplens_ingest_calls_dropped_total{reason="disk_full"}`)
-	writeErrors := metric(t, ing.addr, `mcplens_ingest_spool_errors_total{op="write"}`)
+	diskFull := metric(t, ing.Addr, `mcplens_ingest_calls_dropped_total{reason="disk_full"}`)
+	writeErrors := metric(t, ing.Addr, `mcplens_ingest_spool_errors_total{op="write"}`)
 	conn := openDB(t, server.Addr, "diskfull")
 	waitStored(t, conn, p, 60*time.Second)
 	res := exactlyOnce(t, conn, p)
@@ -545,7 +539,7 @@ func TestDiskFullPushesBack(t *testing.T) {
 	if diskFull == 0 || writeErrors == 0 {
 		t.Errorf("disk_full %v calls, spool write errors %v: want both counted", diskFull, writeErrors)
 	}
-	if !strings.Contains(ing.log.String(), "no space left on the spool") {
+	if !strings.Contains(ing.Log.String(), "no space left on the spool") {
 		t.Errorf("the log does not name the full disk")
 	}
 	p.mu.Lock()

@@ -7,20 +7,18 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcplens/mcplens/binproc"
 	"github.com/mcplens/mcplens/chtest"
 )
 
@@ -56,102 +54,11 @@ func run(m *testing.M) int {
 }
 
 // proc is a started binary with its log.
-type proc struct {
-	cmd  *exec.Cmd
-	log  *logBuffer
-	addr string
-}
-
-// logBuffer is a process's stdout and stderr, safe to read while the
-// process writes them.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// errPortTaken is a process that could not bind the address freeAddr gave
-// it: between freeAddr's close and the bind, the kernel may hand the port
-// to another socket (an outgoing connection's local port, on a busy
-// machine).
-var errPortTaken = errors.New("its listen address was taken before it bound it")
-
-// startHealthy starts the binary of argv, given the listen address addr
-// by listen(addr), and waits until it answers /healthz there. A port taken
-// before the bind is picked again, up to five times; any other failure to
-// become healthy fails t with the process's log. t's cleanup kills the
-// process if it still runs, and logs its output if t failed.
-func startHealthy(t *testing.T, name string, listen func(addr string) []string) *proc {
-	t.Helper()
-	for attempt := 1; ; attempt++ {
-		addr := freeAddr(t)
-		argv := listen(addr)
-		p := &proc{log: &logBuffer{}, addr: addr}
-		p.cmd = exec.Command(argv[0], argv[1:]...)
-		p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		err := p.healthy(30 * time.Second)
-		if err == nil {
-			t.Cleanup(func() {
-				if p.cmd.ProcessState == nil {
-					_ = p.cmd.Process.Kill()
-					_ = p.cmd.Wait()
-				}
-				if t.Failed() {
-					t.Logf("%s log:\n%s", name, tail(p.log.String(), 6000))
-				}
-			})
-			return p
-		}
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-		if errors.Is(err, errPortTaken) && attempt < 5 {
-			t.Logf("%s on %s: %v; starting it again on another port", name, addr, err)
-			continue
-		}
-		t.Fatalf("%s did not become healthy on %s: %v\n%s", name, addr, err, p.log)
-	}
-}
-
-// healthy polls p's /healthz until it answers 200, the process reports
-// that its address is taken (errPortTaken), or timeout passes.
-func (p *proc) healthy(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := http.Get("http://" + p.addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("/healthz: %s", resp.Status)
-		}
-		if strings.Contains(p.log.String(), "address already in use") {
-			return errPortTaken
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+type proc = binproc.Proc
 
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	return startHealthy(t, name, func(addr string) []string {
+	return binproc.Start(t, name, 30*time.Second, func(addr string) []string {
 		argv := append([]string{filepath.Join(bin, name), "-listen", addr}, args...)
 		if name == "ingest" {
 			// Each ingest gets its own spool unless args name one (the last
@@ -160,16 +67,6 @@ func start(t *testing.T, name string, args ...string) *proc {
 		}
 		return argv
 	})
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func post(t *testing.T, addr string, body []byte, gz bool) (int, map[string]any) {
@@ -253,7 +150,7 @@ func TestCapturePathEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	status, res := post(t, ingest.addr, body, true)
+	status, res := post(t, ingest.Addr, body, true)
 	wantRes := `{"accepted":8,"errors":[{"line":10,"reason":"` // the reason text is the decoder's; checked below
 	if status != http.StatusOK || !strings.HasPrefix(compact(t, res), wantRes) {
 		t.Fatalf("POST: %d %s", status, compact(t, res))
@@ -269,17 +166,17 @@ func TestCapturePathEndToEnd(t *testing.T) {
 	wantRates := `[{"calls":2,"category":"INVALID_ARGUMENT","code":-32602,"failures":1,"rate":0.5,"tool":"get_forecast"},` +
 		`{"calls":1,"category":"UNAUTHENTICATED","code":0,"failures":1,"rate":1,"tool":"lookup_customer"},` +
 		`{"calls":5,"category":"UNAVAILABLE","code":0,"failures":3,"rate":0.6,"tool":"search_docs"}]`
-	waitRows(t, api.addr, "/api/v1/failure-rates?"+window, wantRates)
-	waitRows(t, api.addr, "/api/v1/empty-results?arg_key=department&"+window,
+	waitRows(t, api.Addr, "/api/v1/failure-rates?"+window, wantRates)
+	waitRows(t, api.Addr, "/api/v1/empty-results?arg_key=department&"+window,
 		`[{"arg_key":"department","arg_value":"finace","calls":1,"empty":1,"rate":1,"tool":"search_docs"},`+
 			`{"arg_key":"department","arg_value":"finance","calls":1,"empty":0,"rate":0,"tool":"search_docs"}]`)
 
 	// The same body again: every analytic counts each call once.
-	if status, _ := post(t, ingest.addr, body, false); status != http.StatusOK {
+	if status, _ := post(t, ingest.Addr, body, false); status != http.StatusOK {
 		t.Fatalf("second POST: %d", status)
 	}
 	time.Sleep(500 * time.Millisecond)
-	waitRows(t, api.addr, "/api/v1/failure-rates?"+window, wantRates)
+	waitRows(t, api.Addr, "/api/v1/failure-rates?"+window, wantRates)
 
 	// Rejected lines are kept with their reason.
 	conn, err := chtest.Open(server.Addr, db)
@@ -302,38 +199,15 @@ func TestCapturePathEndToEnd(t *testing.T) {
 	late := []byte(strings.ReplaceAll(strings.Split(string(body), "\n")[7], `"id":3`, `"id":33`))
 	late = []byte(strings.ReplaceAll(string(late), "10:03:00.000Z", "10:30:00.000Z"))
 	stop := start(t, "ingest", append(ch, "-flush-every", "1h")...)
-	if status, res := post(t, stop.addr, late, false); status != http.StatusOK || res["accepted"] != 1.0 {
+	if status, res := post(t, stop.Addr, late, false); status != http.StatusOK || res["accepted"] != 1.0 {
 		t.Fatalf("late POST: %d %v", status, res)
 	}
-	if err := stop.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := stop.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := stop.cmd.Wait(); err != nil {
-		t.Fatalf("ingest exit after SIGTERM: %v\n%s", err, stop.log)
+	if err := stop.Cmd.Wait(); err != nil {
+		t.Fatalf("ingest exit after SIGTERM: %v\n%s", err, stop.Log)
 	}
-	waitRows(t, api.addr, "/api/v1/failure-rates?tool=lookup_customer&"+window,
+	waitRows(t, api.Addr, "/api/v1/failure-rates?tool=lookup_customer&"+window,
 		`[{"calls":2,"category":"UNAUTHENTICATED","code":0,"failures":2,"rate":1,"tool":"lookup_customer"}]`)
-}
-
-// TestStartHealthyPicksAnotherPort: a binary whose listen address another
-// socket holds exits with "address already in use"; startHealthy starts it
-// again on another port instead of waiting for it until its timeout.
-func TestStartHealthyPicksAnotherPort(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	var tried []string
-	start := time.Now()
-	p := startHealthy(t, "api", func(addr string) []string {
-		if len(tried) == 0 {
-			addr = taken.Addr().String()
-		}
-		tried = append(tried, addr)
-		return []string{filepath.Join(bin, "api"), "-listen", addr, "-clickhouse-addr", server.Addr, "-clickhouse-database", "default"}
-	})
-	if len(tried) != 2 || tried[1] != p.addr || time.Since(start) > 20*time.Second {
-		t.Fatalf("started on %v in %s, healthy on %s; want the taken address, then another one, well before the 30 s timeout", tried, time.Since(start).Round(time.Millisecond), p.addr)
-	}
 }

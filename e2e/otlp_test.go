@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/mcplens/mcplens/binproc"
 )
 
 // Every ingest these tests start gets a free OTLP/gRPC port unless a test
@@ -192,13 +194,13 @@ func TestOTLPPathEndToEnd(t *testing.T) {
 	}
 	answers := func(t *testing.T, api *proc) {
 		t.Helper()
-		waitRows(t, api.addr, "/api/v1/failure-rates?"+window, wantCaptureRates)
-		waitRows(t, api.addr, "/api/v1/empty-results?arg_key=department&"+window, wantCaptureEmpty)
+		waitRows(t, api.Addr, "/api/v1/failure-rates?"+window, wantCaptureRates)
+		waitRows(t, api.Addr, "/api/v1/empty-results?arg_key=department&"+window, wantCaptureEmpty)
 	}
 
 	t.Run("json", func(t *testing.T) {
 		ingest, api := stack(t, "json")
-		status, body := postOTLP(t, ingest.addr, jsonBody, "application/json", false)
+		status, body := postOTLP(t, ingest.Addr, jsonBody, "application/json", false)
 		if status != http.StatusOK || string(body) != `{"partialSuccess":{}}` {
 			t.Fatalf("POST: %d %s", status, body)
 		}
@@ -206,7 +208,7 @@ func TestOTLPPathEndToEnd(t *testing.T) {
 	})
 	t.Run("protobuf", func(t *testing.T) {
 		ingest, api := stack(t, "protobuf")
-		status, body := postOTLP(t, ingest.addr, protoBody, "application/x-protobuf", true)
+		status, body := postOTLP(t, ingest.Addr, protoBody, "application/x-protobuf", true)
 		resp := ptraceotlp.NewExportResponse()
 		if status != http.StatusOK || resp.UnmarshalProto(body) != nil || resp.PartialSuccess().RejectedSpans() != 0 {
 			t.Fatalf("POST: %d %q", status, body)
@@ -214,7 +216,7 @@ func TestOTLPPathEndToEnd(t *testing.T) {
 		answers(t, api)
 	})
 	t.Run("grpc", func(t *testing.T) {
-		grpcAddr := freeAddr(t)
+		grpcAddr := binproc.FreeAddr(t)
 		_, api := stack(t, "grpc", "-grpc-listen", grpcAddr)
 		cc, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -229,11 +231,11 @@ func TestOTLPPathEndToEnd(t *testing.T) {
 	})
 	t.Run("captures and spans of the same calls count once", func(t *testing.T) {
 		ingest, api := stack(t, "dedupe")
-		if status, res := post(t, ingest.addr, ndjson, false); status != http.StatusOK || res["accepted"] != 8.0 {
+		if status, res := post(t, ingest.Addr, ndjson, false); status != http.StatusOK || res["accepted"] != 8.0 {
 			t.Fatalf("POST captures: %d %v", status, res)
 		}
 		answers(t, api)
-		if status, body := postOTLP(t, ingest.addr, jsonBody, "application/json", false); status != http.StatusOK {
+		if status, body := postOTLP(t, ingest.Addr, jsonBody, "application/json", false); status != http.StatusOK {
 			t.Fatalf("POST spans: %d %s", status, body)
 		}
 		time.Sleep(time.Second) // the spans are flushed by now; the answers must not move
@@ -261,16 +263,16 @@ func TestOTLPPathEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if status, res := postOTLP(t, ingest.addr, body, "application/json", false); status != http.StatusOK {
+		if status, res := postOTLP(t, ingest.Addr, body, "application/json", false); status != http.StatusOK {
 			t.Fatalf("POST: %d %s", status, res)
 		}
-		if err := ingest.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := ingest.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		if err := ingest.cmd.Wait(); err != nil {
-			t.Fatalf("ingest exit after SIGTERM: %v\n%s", err, ingest.log)
+		if err := ingest.Cmd.Wait(); err != nil {
+			t.Fatalf("ingest exit after SIGTERM: %v\n%s", err, ingest.Log)
 		}
-		waitRows(t, api.addr, "/api/v1/failure-rates?tool=lookup_customer&"+window,
+		waitRows(t, api.Addr, "/api/v1/failure-rates?tool=lookup_customer&"+window,
 			`[{"calls":1,"category":"UNAUTHENTICATED","code":0,"failures":1,"rate":1,"tool":"lookup_customer"}]`)
 	})
 }
