@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/compact"
@@ -886,4 +887,177 @@ func TestRollupHoursFoldsQuietHours(t *testing.T) {
 			}
 		})
 	}
+}
+
+// statementLog is a compact.DB that notes the @hour_s of every statement
+// it runs: the statements of one hour's fold.
+type statementLog struct {
+	compact.DB
+	hours []int64
+}
+
+func (l *statementLog) Exec(ctx context.Context, q string, args ...any) error {
+	for _, a := range args {
+		if n, ok := a.(driver.NamedValue); ok && n.Name == "hour_s" {
+			l.hours = append(l.hours, n.Value.(int64))
+		}
+	}
+	return l.DB.Exec(ctx, q, args...)
+}
+
+// TestQuietRollupFoldsAreEmptyFolds: RollupHours records the folds of the
+// quiet hours between two busy ones without a statement for any one of
+// them, and what it writes for a quiet hour is what a fold of the hour
+// writes: the same rows in every *_folded table (hour and fold aside) but
+// chains_folded, which RollupChains writes. A fold table added without its
+// quiet mark fails it.
+func TestQuietRollupFoldsAreEmptyFolds(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	first, last := day.Add(time.Hour), day.Add(22*time.Hour)
+	var quiet []time.Time
+	for h := first.Add(time.Hour); h.Before(last); h = h.Add(time.Hour) {
+		quiet = append(quiet, h)
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, slices.Concat(mixedCalls(first, 5, 1, 1), mixedCalls(last, 5, 100, 1)))
+			log := &statementLog{DB: e.DB}
+			res, err := compact.RollupHours(ctx, log, time.Now(), 48*time.Hour, 0)
+			if err != nil || !slices.Equal(res.Folded, []time.Time{first, last}) || !slices.Equal(res.Quiet, quiet) || len(res.Unsettled) != 0 {
+				t.Fatalf("first run: %+v %v; want %v folded and the %d hours between quiet", res, err, []time.Time{first, last}, len(quiet))
+			}
+			for _, h := range log.hours {
+				if hour := time.Unix(h, 0).UTC(); slices.Contains(quiet, hour) {
+					t.Fatalf("a statement for the quiet hour %s alone", hour.Format(time.RFC3339))
+				}
+			}
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Quiet)+len(res.Unsettled) != 0 {
+				t.Fatalf("second run: %+v %v; want nothing", res, err)
+			}
+			var current []struct {
+				Hour int64  `ch:"hour_s"`
+				Fold uint64 `ch:"fold"`
+			}
+			if err := e.DB.Select(ctx, &current, "SELECT toInt64(toUInt32(hour)) AS hour_s, fold FROM calls_5m_current_folds ORDER BY hour"); err != nil {
+				t.Fatal(err)
+			}
+			if len(current) != len(quiet)+2 {
+				t.Fatalf("%d current folds; want %d, every hour from %s to %s", len(current), len(quiet)+2, first.Format(time.RFC3339), last.Format(time.RFC3339))
+			}
+
+			// A fold of one quiet hour the whole way, made later at the same count.
+			hour := quiet[len(quiet)/2]
+			recorded := current[1+len(quiet)/2].Fold
+			fold, ok, err := compact.FoldHour(ctx, e.DB, hour, 0)
+			if err != nil || !ok {
+				t.Fatalf("fold of the quiet hour %s: %v %v", hour.Format(time.RFC3339), ok, err)
+			}
+			var tables []struct {
+				Name string `ch:"name"`
+			}
+			if err := e.DB.Select(ctx, &tables, "SELECT name FROM system.tables WHERE database = currentDatabase() AND match(name, '_folded$') AND name != 'chains_folded' AND engine NOT LIKE '%View' ORDER BY name"); err != nil {
+				t.Fatal(err)
+			}
+			if len(tables) < 9 {
+				t.Fatalf("fold tables %v; want the nine RollupHours writes", tables)
+			}
+			for _, table := range tables {
+				a, b := foldRows(t, e, table.Name, hour, recorded), foldRows(t, e, table.Name, hour, fold)
+				if !slices.Equal(a, b) {
+					t.Errorf("%s: the quiet hour's recorded fold\n%s\nits fold\n%s", table.Name, strings.Join(a, "\n"), strings.Join(b, "\n"))
+				}
+			}
+		})
+	}
+}
+
+// insertDuring is a compact.DB that runs insert before the first
+// statement that takes both @hour_list and @fold: the first quiet mark
+// RollupHours writes.
+type insertDuring struct {
+	compact.DB
+	insert func()
+}
+
+func (d *insertDuring) Exec(ctx context.Context, q string, args ...any) error {
+	names := map[string]bool{}
+	for _, a := range args {
+		if n, ok := a.(driver.NamedValue); ok {
+			names[n.Name] = true
+		}
+	}
+	if d.insert != nil && names["hour_list"] && names["fold"] {
+		d.insert()
+		d.insert = nil
+	}
+	return d.DB.Exec(ctx, q, args...)
+}
+
+// TestQuietRollupFoldsMissNoLateCall: a call inserted into a quiet hour
+// after RollupHours found it empty, while it writes the quiet hours' marks,
+// leaves that hour unsettled, its empty fold unrecorded; the next run folds
+// it with the call.
+func TestQuietRollupFoldsMissNoLateCall(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	first, late, last := day.Add(time.Hour), day.Add(3*time.Hour), day.Add(5*time.Hour)
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			calls := slices.Concat(mixedCalls(first, 5, 1, 1), mixedCalls(last, 5, 100, 1))
+			e.Insert(t, calls)
+			lateCalls := mixedCalls(late, 2, 200, 1)
+			db := &insertDuring{DB: e.DB, insert: func() { e.Insert(t, lateCalls) }}
+			res, err := compact.RollupHours(ctx, db, time.Now(), 48*time.Hour, 0)
+			quiet := []time.Time{day.Add(2 * time.Hour), day.Add(4 * time.Hour)}
+			if err != nil || !slices.Equal(res.Folded, []time.Time{first, last}) || !slices.Equal(res.Quiet, quiet) || !slices.Equal(res.Unsettled, []time.Time{late}) {
+				t.Fatalf("first run: %+v %v; want %v folded, %v quiet, %v unsettled", res, err, []time.Time{first, last}, quiet, late)
+			}
+			res, err = compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+			if err != nil || !slices.Equal(res.Folded, []time.Time{late}) || len(res.Quiet)+len(res.Unsettled) != 0 {
+				t.Fatalf("second run: %+v %v; want %v folded with its calls", res, err, late)
+			}
+			calls = append(calls, lateCalls...)
+			if folded, want := foldedCells(t, e, day, calls, quiet); !slices.Equal(folded, want) {
+				t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// foldRows returns the rows of fold of hour in table, each column as a
+// string, its DateTime columns as seconds from the hour, and without its
+// hour and fold.
+func foldRows(t *testing.T, e *chtest.Engine, table string, hour time.Time, fold uint64) []string {
+	t.Helper()
+	ctx := context.Background()
+	var cols []struct {
+		Name string `ch:"name"`
+		Type string `ch:"type"`
+	}
+	if err := e.DB.Select(ctx, &cols, "SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = @table", clickhouse.Named("table", table)); err != nil {
+		t.Fatal(err)
+	}
+	var exprs []string
+	for _, c := range cols {
+		switch {
+		case c.Name == "hour" || c.Name == "fold":
+		case strings.HasPrefix(c.Type, "DateTime"):
+			exprs = append(exprs, fmt.Sprintf("concat('%[1]s=', toString(toInt64(toUInt32(%[1]s)) - @hour_s))", c.Name))
+		default:
+			exprs = append(exprs, fmt.Sprintf("concat('%[1]s=', toString(%[1]s))", c.Name))
+		}
+	}
+	var rows []struct {
+		Row string `ch:"row"`
+	}
+	q := "SELECT arrayStringConcat([" + strings.Join(exprs, ", ") + "], ' ') AS row FROM " + table + " WHERE hour = toDateTime(@hour_s, 'UTC') AND fold = @fold ORDER BY row"
+	if err := e.DB.Select(ctx, &rows, q, clickhouse.Named("hour_s", hour.Unix()), clickhouse.Named("fold", fold)); err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Row
+	}
+	return out
 }

@@ -186,7 +186,7 @@ func Apply(ctx context.Context, db DB, cfg Config, now time.Time) (Result, error
 				f.Folded[0].Format(time.RFC3339), f.Folded[n-1].Format(time.RFC3339), f.Took.Round(time.Millisecond)))
 		}
 		if n := len(f.Quiet); n > 0 {
-			res.Changed = append(res.Changed, fmt.Sprintf("calls_5m_folded: folded %d quiet hours (no calls) from %s to %s", n,
+			res.Changed = append(res.Changed, fmt.Sprintf("calls_5m_folded: recorded %d quiet hours (no calls) from %s to %s as empty", n,
 				f.Quiet[0].Format(time.RFC3339), f.Quiet[n-1].Format(time.RFC3339)))
 		}
 		if f.Superseded > 0 {

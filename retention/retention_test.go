@@ -214,10 +214,9 @@ func TestRetentionFoldsSettledRollupHours(t *testing.T) {
 			past := time.Now().UTC().Truncate(day).Add(-2 * day)
 			e.Insert(t, callsAt(past.Add(day), 10*time.Hour, 20*time.Hour)) // 14:00 and 04:00
 			now := time.Now()
-			quiet := "calls_5m_folded: folded "
-			quiet += "9 quiet hours (no calls) from " + past.Add(5*time.Hour).Format(time.RFC3339) + " to " + past.Add(13*time.Hour).Format(time.RFC3339)
+			quiet := "calls_5m_folded: recorded 9 quiet hours (no calls) from " + past.Add(5*time.Hour).Format(time.RFC3339) + " to " + past.Add(13*time.Hour).Format(time.RFC3339) + " as empty"
 			if res, err := retention.Apply(ctx, e.DB, cfg, now); err != nil || len(res.Changed) != 2 || res.Changed[0] != quiet || !strings.HasPrefix(res.Changed[1], "chains_folded: recorded ") {
-				t.Fatalf("right after the insert: %v, %v; want the quiet hours 05:00-13:00 folded and the quiet hours' chains recorded as empty, nothing else yet", res.Changed, err)
+				t.Fatalf("right after the insert: %v, %v; want the quiet hours 05:00-13:00 and their chains recorded as empty, nothing else yet", res.Changed, err)
 			}
 			// The chains of the two hours, and, recorded as empty, those of
 			// their quiet neighbours and, when the eleven minutes cross into

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmarks that BENCHMARKS.md reports, in one go, and prints each
 # part's table (medians) as it finishes:
-#   micro   Go benchmarks of each pipeline stage, with allocations, 5 runs each
+#   micro   Go benchmarks of each pipeline stage, with allocations, 5 runs each,
+#           and of the retention job's fold of quiet hours on both engines
+#           (compact.BenchmarkRollupHoursQuiet; 3 runs)
 #   ingest  ingest end to end against clickhouse-client's JSONEachRow and
 #           Native inserts on the same server (bench/ingestbench; 3 runs);
 #           MCPLENS_BENCH_BASELINE=<git rev> adds that revision's cmd/ingest
@@ -67,6 +69,8 @@ for part in "${parts[@]}"; do
     go test -run '^$' -bench 'BenchmarkDecodeCapture|BenchmarkNormalizeArgs|BenchmarkProcessorLine|BenchmarkProcessorReadNDJSON|BenchmarkIngestRequest|BenchmarkOTLPHTTP|BenchmarkBatchAppend|BenchmarkSortOrder|BenchmarkRecordDecode|BenchmarkWriteCalls|BenchmarkDecodeOTLP' \
       -benchmem -count 5 ./pipeline >"$out/micro.txt" 2>&1 || { tail -20 "$out/micro.txt"; exit 1; }
     go test -run '^$' -bench 'BenchmarkClassify$' -benchmem -count 5 ./pipeline/classify >>"$out/micro.txt" 2>&1 ||
+      { tail -20 "$out/micro.txt"; exit 1; }
+    go test -run '^$' -bench 'BenchmarkRollupHoursQuiet' -benchtime 3x -count 3 ./compact >>"$out/micro.txt" 2>&1 ||
       { tail -20 "$out/micro.txt"; exit 1; }
     median_table <"$out/micro.txt"
     ;;
