@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,11 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	clustered, one := databases(t)
 	db := clustered.cfg.Database
 	calls, replays := randomCalls(20261205, 1200, t0, 3*time.Hour)
+	// A few calls from 04:30, three hours after the rest begin to end:
+	// 03:00, between their hours, is quiet, and its empty fold is recorded
+	// on the cluster as on the single server.
+	later, _ := randomCalls(20261206, 20, t0.Add(6*time.Hour), 30*time.Minute)
+	calls = append(calls, later...)
 	both := []driver.Conn{clustered.conn, one.conn}
 	write := func(calls []pipeline.Call) {
 		t.Helper()
@@ -114,6 +120,10 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	t.Logf("cluster, first run: %s", strings.Join(res.Changed, "; "))
 	if !reflect.DeepEqual(changedTables(res), changedTables(resOne)) || len(res.Changed) < 3 {
 		t.Fatalf("the cluster's run changed %q, the single server's %q; want the same folds (rollup, chains, sightings)", res.Changed, resOne.Changed)
+	}
+	quiet := "calls_5m_folded: recorded 1 quiet hours (no calls) from " + t0.Add(270*time.Minute).Format(time.RFC3339)
+	if !slices.ContainsFunc(res.Changed, func(c string) bool { return strings.HasPrefix(c, quiet) }) {
+		t.Errorf("the cluster's run changed %q; want %q...", res.Changed, quiet)
 	}
 	folds := recordedFolds(t, one.conn)
 	if got := recordedFolds(t, clustered.conn); len(folds) < 4 || !reflect.DeepEqual(got, folds) {
