@@ -337,7 +337,7 @@ func recordQuietHours(ctx context.Context, db DB, quiet []int64, res *RollupResu
 			continue
 		}
 		if err := db.Exec(ctx, step.quiet, at...); err != nil {
-			return fmt.Errorf("%s, %d quiet hours: %w", step.what, len(quiet), err)
+			return fmt.Errorf("mark %d quiet hours as empty (%s): %w", len(quiet), step.what, err)
 		}
 	}
 	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", quiet[0]), clickhouse.Named("to_s", quiet[len(quiet)-1]+3600)}, time.Unix(quiet[0], 0), 0)

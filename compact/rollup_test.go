@@ -1025,6 +1025,60 @@ func TestQuietRollupFoldsMissNoLateCall(t *testing.T) {
 	}
 }
 
+// TestQuietRollupFoldsCutShortAreNeverRead: RollupHours cut short (the
+// server gone) while it writes the quiet hours' marks, or before it records
+// their folds, names the step and leaves no current fold of them; the next
+// run folds them (their count of 0 now from the run before) and records
+// them as quiet hours.
+func TestQuietRollupFoldsCutShortAreNeverRead(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	first, last := day.Add(time.Hour), day.Add(5*time.Hour)
+	quiet := []time.Time{day.Add(2 * time.Hour), day.Add(3 * time.Hour), day.Add(4 * time.Hour)}
+	// Before the marks: the quiet hours' counts (1) and the two busy
+	// hours' folds (nine statements and a record each).
+	const before = 1 + 2*10
+	for _, cut := range []struct {
+		execs int    // statements that succeed
+		step  string // the error names the step cut
+	}{
+		{before, "mark 3 quiet hours as empty (list copied calls of hour): "},
+		{before + 3, "mark 3 quiet hours as empty (fold schema violation outcomes of hour): "},
+		{before + 6, "mark 3 quiet hours as empty (fold calls per category and flag of hour): "},
+		{before + 7, "record the empty folds of 3 quiet hours: "},
+	} {
+		for _, e := range chtest.Engines(t) {
+			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {
+				calls := slices.Concat(mixedCalls(first, 5, 1, 1), mixedCalls(last, 5, 100, 1))
+				e.Insert(t, calls)
+				_, err := compact.RollupHours(ctx, &failingExec{DB: e.DB, n: cut.execs}, time.Now(), 48*time.Hour, 0)
+				if err == nil || !strings.Contains(err.Error(), cut.step+"server gone") {
+					t.Fatalf("error %v, want the step named", err)
+				}
+				var current []struct {
+					Hour int64 `ch:"hour_s"`
+				}
+				if err := e.DB.Select(ctx, &current, "SELECT toInt64(toUInt32(hour)) AS hour_s FROM calls_5m_current_folds ORDER BY hour"); err != nil {
+					t.Fatal(err)
+				}
+				if len(current) != 2 || current[0].Hour != first.Unix() || current[1].Hour != last.Unix() {
+					t.Fatalf("current folds after the cut %v; want the two busy hours' only", current)
+				}
+				res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+				if err != nil || len(res.Folded)+len(res.Unsettled) != 0 || !slices.Equal(res.Quiet, quiet) {
+					t.Fatalf("next run: %+v %v; want %v recorded as quiet", res, err, quiet)
+				}
+				if folded, want := foldedCells(t, e, day, calls, quiet); !slices.Equal(folded, want) {
+					t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
+				}
+				if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0); err != nil || len(res.Folded)+len(res.Quiet)+len(res.Unsettled) != 0 {
+					t.Fatalf("third run: %+v %v; want nothing", res, err)
+				}
+			})
+		}
+	}
+}
+
 // foldRows returns the rows of fold of hour in table, each column as a
 // string, its DateTime columns as seconds from the hour, and without its
 // hour and fold.
