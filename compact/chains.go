@@ -168,20 +168,13 @@ func foldChains(ctx context.Context, db DB, res *ChainResult, current *[]madeFol
 // unsettled for a later run, as foldChainHour leaves a fold whose count
 // moved while it ran.
 func quietChainHours(ctx context.Context, db DB, quiet []hourFold, now time.Time, settle time.Duration, res *ChainResult, current *[]madeFold) ([]hourFold, error) {
-	set := make([]any, len(quiet))
+	listed := make([]int64, len(quiet))
 	for i, q := range quiet {
-		set[i] = q.Hour
+		listed[i] = q.Hour
 	}
-	var rows []struct {
-		Hour int64 `ch:"hour_s"`
-	}
-	if err := db.Select(ctx, &rows, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: set}),
-		clickhouse.Named("first_s", quiet[0].Hour), clickhouse.Named("last_s", quiet[len(quiet)-1].Hour)); err != nil {
-		return nil, fmt.Errorf("look for rows in quiet chain hours: %w", err)
-	}
-	withRows := map[int64]bool{}
-	for _, r := range rows {
-		withRows[r.Hour] = true
+	withRows, err := hoursWithRows(ctx, db, listed)
+	if err != nil {
+		return nil, fmt.Errorf("chain folds: %w", err)
 	}
 	// The counts again, after the look for rows: an insert into the hour
 	// or a neighbour since the first count may have brought calls the look

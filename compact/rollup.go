@@ -171,7 +171,7 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 		return res, err
 	}
 	counts = append(counts, quiet...)
-	fresh := map[int64]bool{} // quiet hours just found without rows
+	fresh := map[int64]bool{} // quiet hours found without rows
 	for _, q := range quiet {
 		fresh[q.Hour] = true
 	}
@@ -183,6 +183,26 @@ func RollupHours(ctx context.Context, db DB, now time.Time, span, settle time.Du
 	folded := map[hourFold]bool{}
 	for _, m := range made {
 		folded[m] = true
+	}
+	// A quiet hour counted at 0 by an earlier run whose fold was never
+	// recorded (a run cut short) is recorded as the new ones are, once it
+	// is found without rows again.
+	var zero []int64
+	for _, c := range counts {
+		if c.Inserts == 0 && c.Settled == 1 && !fresh[c.Hour] && !folded[hourFold{c.Hour, 0}] {
+			zero = append(zero, c.Hour)
+		}
+	}
+	if len(zero) > 0 {
+		with, err := hoursWithRows(ctx, db, zero)
+		if err != nil {
+			return res, err
+		}
+		for _, h := range zero {
+			if !with[h] {
+				fresh[h] = true
+			}
+		}
 	}
 	var current []madeFold // the hours folded now
 	var empty []int64      // the quiet hours to record without a fold
@@ -282,26 +302,17 @@ func countQuietHours(ctx context.Context, db DB, counts []hourCount, now time.Ti
 		counted[c.Hour] = true
 	}
 	var listed []int64
-	var set []any // listed, as the query's set
 	for h := counts[0].Hour + 3600; h < counts[len(counts)-1].Hour && h+3600+int64(settle/time.Second) <= now.Unix(); h += 3600 {
 		if !counted[h] {
 			listed = append(listed, h)
-			set = append(set, h)
 		}
 	}
 	if len(listed) == 0 {
 		return nil, nil
 	}
-	var held []struct {
-		Hour int64 `ch:"hour_s"`
-	}
-	if err := db.Select(ctx, &held, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: set}),
-		clickhouse.Named("first_s", listed[0]), clickhouse.Named("last_s", listed[len(listed)-1])); err != nil {
-		return nil, fmt.Errorf("look for rows in quiet hours: %w", err)
-	}
-	skip := map[int64]bool{}
-	for _, h := range held {
-		skip[h.Hour] = true
+	skip, err := hoursWithRows(ctx, db, listed)
+	if err != nil {
+		return nil, err
 	}
 	var hours []int64
 	var quiet []hourCount
@@ -320,8 +331,32 @@ func countQuietHours(ctx context.Context, db DB, counts []hourCount, now time.Ti
 	return quiet, nil
 }
 
+// hoursWithRows returns those of hours (hour starts, unix seconds, in
+// order) that hold calls or schema violations (quiet_hour_rows.sql): an
+// hour that no insert counted, or counted at 0, can hold rows attached
+// without an insert.
+func hoursWithRows(ctx context.Context, db DB, hours []int64) (map[int64]bool, error) {
+	set := make([]any, len(hours))
+	for i, h := range hours {
+		set[i] = h
+	}
+	var rows []struct {
+		Hour int64 `ch:"hour_s"`
+	}
+	if err := db.Select(ctx, &rows, quietHourRowsSQL, clickhouse.Named("hours", clickhouse.GroupSet{Value: set}),
+		clickhouse.Named("first_s", hours[0]), clickhouse.Named("last_s", hours[len(hours)-1])); err != nil {
+		return nil, fmt.Errorf("look for rows in quiet hours: %w", err)
+	}
+	with := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		with[r.Hour] = true
+	}
+	return with, nil
+}
+
 // recordQuietHours records an empty fold of each hour of quiet (hours
-// countQuietHours has just counted at 0 and found without rows) under one
+// counted at 0, by countQuietHours or by an earlier run cut short, and
+// found without rows) under one
 // fold id, without reading them: one statement a fold table writes the
 // marks that foldHour's statements write for an hour without calls or
 // violations, and one records the folds. A fold of a quiet hour read 18.16

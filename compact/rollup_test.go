@@ -1028,8 +1028,8 @@ func TestQuietRollupFoldsMissNoLateCall(t *testing.T) {
 // TestQuietRollupFoldsCutShortAreNeverRead: RollupHours cut short (the
 // server gone) while it writes the quiet hours' marks, or before it records
 // their folds, names the step and leaves no current fold of them; the next
-// run folds them (their count of 0 now from the run before) and records
-// them as quiet hours.
+// run, which finds them counted at 0 by the run before, records them as
+// quiet hours, without a statement for any one of them.
 func TestQuietRollupFoldsCutShortAreNeverRead(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
@@ -1064,9 +1064,13 @@ func TestQuietRollupFoldsCutShortAreNeverRead(t *testing.T) {
 				if len(current) != 2 || current[0].Hour != first.Unix() || current[1].Hour != last.Unix() {
 					t.Fatalf("current folds after the cut %v; want the two busy hours' only", current)
 				}
-				res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
+				log := &statementLog{DB: e.DB}
+				res, err := compact.RollupHours(ctx, log, time.Now(), 48*time.Hour, 0)
 				if err != nil || len(res.Folded)+len(res.Unsettled) != 0 || !slices.Equal(res.Quiet, quiet) {
 					t.Fatalf("next run: %+v %v; want %v recorded as quiet", res, err, quiet)
+				}
+				if len(log.hours) != 0 {
+					t.Errorf("next run: statements for the hours %v alone; want none", log.hours)
 				}
 				if folded, want := foldedCells(t, e, day, calls, quiet); !slices.Equal(folded, want) {
 					t.Errorf("folded\n%s\nwant\n%s", strings.Join(folded, "\n"), strings.Join(want, "\n"))
