@@ -314,7 +314,11 @@ const (
 // the rows of what it found already stored (an exporter retry).
 func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time) (int, []linkableSpan, vouch, error) {
 	type step struct {
-		f    spanFacts    // the span's facts; once built, those of its fold or merge with e's
+		// f is the span's facts (the linkable span's own, not copied:
+		// a step is a few words, where a spanFacts is 360 bytes, and a
+		// request makes a step for each of up to thousands of spans);
+		// once built, those of its fold or merge with e's.
+		f    *spanFacts
 		pf   *packedFacts // f packed, while f is the linkable span's own facts
 		id   *identity    // the identity of its alone row, packed with pf
 		keys []linkKey
@@ -336,12 +340,12 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	met := map[*pairEntry]bool{}
 	for i := range linkable {
 		l := &linkable[i] // a linkableSpan is a span's facts and its row: not copied
-		s := step{f: l.f, pf: &l.pf, keys: l.keys, call: -1}
+		s := step{f: &l.f, pf: &l.pf, keys: l.keys, call: -1}
 		var rel uint8
 		if !l.built || l.gen != p.gen {
 			// A span built alone met nothing when the request probed: it
 			// can meet something now only if an entry was registered since.
-			s.e, rel = p.find(s.keys, &s.f)
+			s.e, rel = p.find(s.keys, s.f)
 		}
 		if s.e != nil && met[s.e] && rel != relSame {
 			deferred = append(deferred, *l)
@@ -364,8 +368,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			}
 		case relFold:
 			ef := s.e.p.unpack()
-			outer, inner, _ := nests(&ef, &s.f)
-			s.f, s.pf = fold(*outer, *inner), nil
+			outer, inner, _ := nests(&ef, s.f)
+			f := fold(*outer, *inner)
+			s.f, s.pf = &f, nil
 			s.kind = stepFoldKept
 			if s.e.state == entryHeld {
 				s.kind = stepFoldHeld
@@ -380,7 +385,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			met[s.e] = true
 		}
 		var c Call
-		var m spanFacts // a merge's facts
+		var m *spanFacts // a merge's facts
 		var err error
 		switch s.kind {
 		case stepEmit:
@@ -390,22 +395,22 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 					s.id = &l.id
 				}
 			} else {
-				c, err = d.build(&s.f, nil)
+				c, err = d.build(s.f, nil)
 			}
 		case stepMergeHeld:
-			m = pairFacts(s.e.p.unpack(), s.f)
-			c, err = d.build(&m, nil)
+			m = pairFacts(s.e.p.unpack(), *s.f)
+			c, err = d.build(m, nil)
 		case stepMergeKept:
-			m = pairFacts(s.e.p.unpack(), s.f)
-			c, err = d.build(&m, &s.e.id)
+			m = pairFacts(s.e.p.unpack(), *s.f)
+			c, err = d.build(m, &s.e.id)
 		case stepFoldKept:
-			c, err = d.build(&s.f, &s.e.id)
+			c, err = d.build(s.f, &s.e.id)
 		case stepRestore:
 			f := s.e.p.unpack()
 			c, err = d.build(&f, &s.e.id)
 		}
 		if err != nil {
-			d.rejectFacts(st, &dead, &s.f, err)
+			d.rejectFacts(st, &dead, s.f, err)
 			continue
 		}
 		if s.kind == stepMergeHeld || s.kind == stepMergeKept {
@@ -442,13 +447,13 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			stored(e)
 		case stepMergeHeld:
 			p.register(s.e, s.keys)
-			s.e.p, s.e.merged = pack(&s.f), true
+			s.e.p, s.e.merged = pack(s.f), true
 			p.keep(s.e, identityOf(&calls[s.call]), now)
 			stored(s.e)
 			p.m.mergedHeld.Inc()
 		case stepMergeKept:
 			p.register(s.e, s.keys)
-			s.e.p, s.e.merged = pack(&s.f), true
+			s.e.p, s.e.merged = pack(s.f), true
 			s.e.id.detach()
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
@@ -456,11 +461,11 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			p.m.mergedLate.Inc()
 		case stepFoldHeld:
 			p.register(s.e, s.keys)
-			s.e.p = pack(&s.f)
+			s.e.p = pack(s.f)
 			p.account(s.e)
 		case stepFoldKept:
 			p.register(s.e, s.keys)
-			s.e.p = pack(&s.f)
+			s.e.p = pack(s.f)
 			s.e.id.detach()
 			s.e.id.ingestedMs = calls[s.call].IngestedMs
 			p.account(s.e)
@@ -512,12 +517,16 @@ func (o *OTLP) settle(v vouch) error {
 	return err
 }
 
-// pairFacts merges an entry's facts with the other side's.
-func pairFacts(a, b spanFacts) spanFacts {
+// pairFacts merges an entry's facts with the other side's, in a new
+// spanFacts: a merge is rare beside the spans stored alone.
+func pairFacts(a, b spanFacts) *spanFacts {
+	var m spanFacts
 	if a.side == sideClient {
-		return mergePair(a, b)
+		m = mergePair(a, b)
+	} else {
+		m = mergePair(b, a)
 	}
-	return mergePair(b, a)
+	return &m
 }
 
 // enqueue queues calls and dead letters, without the spool's fsync, and
