@@ -496,6 +496,22 @@ func TestOTLPPairingEdges(t *testing.T) {
 			t.Fatalf("rows: %+v", rows)
 		}
 	})
+	t.Run("the same span twice in one request is one call", func(t *testing.T) {
+		for _, window := range []time.Duration{0, 10 * time.Second} {
+			r := newOTLPRig(t, OTLPConfig{PairWindow: window}, 100)
+			r.send(t, serverSide, serverSide, clientSide, clientSide)
+			r.o.release(true)
+			rows := final(r.drain(t))
+			if len(rows) != 1 {
+				t.Fatalf("window %v: %d rows under FINAL, want 1: %+v", window, len(rows), rows)
+			}
+			for _, c := range rows {
+				if c.Side != "both" {
+					t.Errorf("window %v: side %q, want both", window, c.Side)
+				}
+			}
+		}
+	})
 	t.Run("a client that timed out keeps its view", func(t *testing.T) {
 		r := newOTLPRig(t, OTLPConfig{PairWindow: 10 * time.Second}, 100)
 		c := clientSide

@@ -1,0 +1,194 @@
+package pipeline
+
+import (
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// FuzzOTLPPairer drives the OTLP receiver's pairer, across requests, with
+// spans of a small universe (two traces, eight span ids, client, server and
+// inner spans of two tools), sent in requests, sent again (an exporter's
+// retry) and spaced by clock moves, under a pair window or none and a byte
+// budget wide or tight. The first byte picks the configuration; each pair
+// of bytes after it is one step (pairerProgram). No sequence may panic or
+// fail a request, and after every request the pairer's books must agree
+// with its entries (checkPairerBooks). At the end, once every held span is
+// released and every remembered row's memory has passed, nothing is held
+// or remembered, every written row is valid, and FINAL has at most one row
+// per span sent.
+func FuzzOTLPPairer(f *testing.F) {
+	// Seeds: the two sides in one request; in two requests, server first;
+	// a late server side sent twice after the window; a server span with an
+	// inner span, retried, then its client under a tight budget; two calls
+	// whose second server side comes 255 s late.
+	f.Add([]byte{0, 0x00, 0x02, 0x08, 0x14, 0x05, 0})
+	f.Add([]byte{1, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x05, 0})
+	f.Add([]byte{1, 0x00, 0x02, 0x05, 0, 0x06, 30, 0x08, 0x94, 0x07, 0})
+	f.Add([]byte{2, 0x08, 0x14, 0x10, 0x26, 0x07, 0, 0x00, 0x02, 0x05, 0})
+	f.Add([]byte{3, 0x00, 0x02, 0x08, 0x14, 0x00, 0x08, 0x05, 0, 0x06, 255, 0x08, 0x4a, 0x05, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 || len(data) > 257 {
+			return
+		}
+		cfg := OTLPConfig{}
+		if data[0]&1 != 0 {
+			cfg.PairWindow = 10 * time.Second
+		}
+		if data[0]&2 != 0 {
+			cfg.PairMaxBytes = 4 << 10 // a few entries: holds refused, rows forgotten early
+		}
+		r := newOTLPRig(t, cfg, 1<<16)
+		sent := map[[2]byte]bool{} // the spans sent, by the bytes that made them
+		consume := func(spans []testSpan) {
+			if len(spans) == 0 {
+				return
+			}
+			if _, _, err := r.o.Consume(tracesOf(spans...)); err != nil {
+				t.Fatalf("consume: %v", err)
+			}
+			checkPairerBooks(t, r.o.pair)
+		}
+		var req, last []testSpan
+		for _, st := range pairerProgram(data[1:]) {
+			switch {
+			case st.span != nil:
+				req = append(req, *st.span)
+				sent[st.key] = true
+			case st.send:
+				consume(req)
+				last, req = req, nil
+				if st.retry {
+					consume(last)
+				}
+			default:
+				consume(req)
+				last, req = req, nil
+				r.now = r.now.Add(st.advance)
+				r.o.release(false)
+				checkPairerBooks(t, r.o.pair)
+			}
+		}
+		consume(req)
+		r.o.release(true) // every held span stored, and remembered from now
+		r.now = r.now.Add(pairMemory + time.Minute)
+		r.o.release(false)
+		checkPairerBooks(t, r.o.pair)
+		if held, kept := r.o.pair.counts(); held != 0 || kept != 0 {
+			t.Fatalf("after the memory passed: %d held, %d remembered", held, kept)
+		}
+		if r.o.pair.bytes != 0 {
+			t.Fatalf("after the memory passed: %d bytes counted", r.o.pair.bytes)
+		}
+		rows := r.drain(t)
+		for _, c := range rows {
+			switch {
+			case c.Tool == "" || c.Source != sourceOTLP || c.Category == "" || c.SessionKey == "":
+				t.Fatalf("invalid row %+v", c)
+			case c.Side != sideClient && c.Side != sideServer && c.Side != sideBoth && c.Side != "":
+				t.Fatalf("side %q", c.Side)
+			}
+		}
+		if n := len(final(rows)); n > len(sent) {
+			t.Fatalf("%d rows under FINAL for %d spans sent", n, len(sent))
+		}
+	})
+}
+
+// pairerStep is one step of a FuzzOTLPPairer program: a span added to the
+// request being built, the request sent (and sent again when retry), or
+// the request sent and the clock moved by advance.
+type pairerStep struct {
+	span    *testSpan
+	key     [2]byte // what made span: the same key, the same span
+	send    bool
+	retry   bool
+	advance time.Duration
+}
+
+// pairerProgram reads steps from b, two bytes each. In the first byte the
+// low three bits are the step: 0-4 a span, 5 send, 6 move the clock by the
+// second byte in seconds, 7 send twice. For a span, the first byte's bits
+// 3-4 are its kind (client, server, internal, client again) and bit 5 its
+// tool; the second byte's bit 0 is its trace, bits 1-3 its span id and
+// bits 4-6 its parent's (0: none), and bit 7 makes it an error; it starts
+// 10 ms times the second byte after the base, so that the same two bytes
+// make the same span.
+func pairerProgram(b []byte) []pairerStep {
+	var out []pairerStep
+	for i := 0; i+1 < len(b); i += 2 {
+		a, v := b[i], b[i+1]
+		switch a & 7 {
+		case 5:
+			out = append(out, pairerStep{send: true})
+		case 6:
+			out = append(out, pairerStep{advance: time.Duration(v) * time.Second})
+		case 7:
+			out = append(out, pairerStep{send: true, retry: true})
+		default:
+			kinds := [...]ptrace.SpanKind{ptrace.SpanKindClient, ptrace.SpanKindServer, ptrace.SpanKindInternal, ptrace.SpanKindClient}
+			tools := [...]string{"search_docs", "get_invoice"}
+			tool := tools[a>>5&1]
+			s := testSpan{name: "tools/call " + tool, kind: kinds[a>>3&3], trace: 1 + v&1, span: v >> 1 & 7, parent: v >> 4 & 7,
+				startMs: int64(v) * 10, durMs: 100,
+				attrs: map[string]any{"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "jsonrpc.request.id": "7", "mcp.session.id": "s1",
+					"gen_ai.tool.call.arguments": map[string]any{"q": int(v)}}}
+			if s.parent == s.span {
+				s.parent = 0
+			}
+			if s.kind == ptrace.SpanKindClient {
+				s.res = map[string]any{"service.name": "agent", "mcplens.tenant": "acme"}
+				s.attrs["server.address"] = "kb.internal"
+			}
+			if v&0x80 != 0 {
+				s.attrs["error.type"] = "tool_error"
+				s.attrs["gen_ai.tool.call.result"] = `{"content":[{"type":"text","text":"Rate limit exceeded"}],"isError":true}`
+			} else if s.kind != ptrace.SpanKindClient {
+				s.attrs["gen_ai.tool.call.result"] = `{"content":[{"type":"text","text":"ok"}]}`
+			}
+			out = append(out, pairerStep{span: &s, key: [2]byte{a &^ 7, v}})
+		}
+	}
+	return out
+}
+
+// checkPairerBooks fails t unless p's counts and byte totals are those of
+// the entries in its queues and index: every held entry in the held queue,
+// every remembered one in the kept queue, the bytes their footprints, and
+// every indexed entry alive.
+func checkPairerBooks(t *testing.T, p *pairer) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var held, kept int
+	var bytes, heldBytes int64
+	seen := map[*pairEntry]bool{}
+	for _, e := range p.held {
+		if e.state == entryHeld && !seen[e] {
+			seen[e] = true
+			held++
+			bytes += e.size
+			heldBytes += e.size
+		}
+	}
+	for _, e := range p.kept {
+		if e.state == entryKept && !seen[e] {
+			seen[e] = true
+			kept++
+			bytes += e.size
+		}
+	}
+	if held != p.nHeld || kept != p.nKept || bytes != p.bytes || heldBytes != p.heldBytes {
+		t.Fatalf("books: %d held, %d kept, %d bytes (%d held) counted; queues hold %d, %d, %d (%d)",
+			p.nHeld, p.nKept, p.bytes, p.heldBytes, held, kept, bytes, heldBytes)
+	}
+	if p.nHeld > p.capacity || p.nKept > p.capacity {
+		t.Fatalf("%d held and %d kept, capacity %d", p.nHeld, p.nKept, p.capacity)
+	}
+	for _, e := range p.idx {
+		if e.state == entryGone || !seen[e] {
+			t.Fatalf("the index holds an entry in neither queue (state %d)", e.state)
+		}
+	}
+}
