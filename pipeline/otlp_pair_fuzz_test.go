@@ -66,7 +66,7 @@ func FuzzOTLPPairer(f *testing.F) {
 				consume(req)
 				last, req = req, nil
 				r.now = r.now.Add(st.advance)
-				r.o.release(false)
+				r.o.release(st.advance == 0) // 0: everything held, as Flush
 				checkPairerBooks(t, r.o.pair)
 			}
 		}
@@ -98,7 +98,8 @@ func FuzzOTLPPairer(f *testing.F) {
 
 // pairerStep is one step of a FuzzOTLPPairer program: a span added to the
 // request being built, the request sent (and sent again when retry), or
-// the request sent and the clock moved by advance.
+// the request sent and the clock moved by advance (by none: every held span
+// released).
 type pairerStep struct {
 	span    *testSpan
 	key     [2]byte // what made span: the same key, the same span
@@ -109,7 +110,8 @@ type pairerStep struct {
 
 // pairerProgram reads steps from b, two bytes each. In the first byte the
 // low three bits are the step: 0-4 a span, 5 send, 6 move the clock by the
-// second byte in seconds, 7 send twice. For a span, the first byte's bits
+// second byte in seconds (0: release every held span, as Flush does), 7
+// send twice. For a span, the first byte's bits
 // 3-4 are its kind (client, server, internal, client again) and bit 5 its
 // tool; the second byte's bit 0 is its trace, bits 1-3 its span id and
 // bits 4-6 its parent's (0: none), and bit 7 makes it an error; it starts
