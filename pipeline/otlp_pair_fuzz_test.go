@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"errors"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,10 +13,12 @@ import (
 // FuzzOTLPPairer drives the OTLP receiver's pairer, across requests, with
 // spans of a small universe (two traces, eight span ids, client, server and
 // inner spans of two tools), sent in requests, sent again (an exporter's
-// retry) and spaced by clock moves, under a pair window or none and a byte
-// budget wide or tight. The first byte picks the configuration; each pair
-// of bytes after it is one step (pairerProgram). No sequence may panic or
-// fail a request, and after every request the pairer's books must agree
+// retry) and spaced by clock moves, under a pair window or none, a byte
+// budget wide or tight, and a spool whose fsyncs the program fails or no
+// spool. The first byte picks the configuration; each pair of bytes after
+// it is one step (pairerProgram). No sequence may panic or fail a request
+// but by an injected fsync failure, and after every request the pairer's
+// books must agree
 // with its entries (checkPairerBooks). At the end, once every held span is
 // released and every remembered row's memory has passed, nothing is held
 // or remembered, every written row is valid, and FINAL has at most one row
@@ -22,12 +27,15 @@ func FuzzOTLPPairer(f *testing.F) {
 	// Seeds: the two sides in one request; in two requests, server first;
 	// a late server side sent twice after the window; a server span with an
 	// inner span, retried, then its client under a tight budget; two calls
-	// whose second server side comes 255 s late.
+	// whose second server side comes 255 s late; with the spool, a server
+	// span whose fsync fails, sent again, then its client, sent twice with a
+	// failed fsync.
 	f.Add([]byte{0, 0x00, 0x02, 0x08, 0x14, 0x05, 0})
 	f.Add([]byte{1, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x05, 0})
 	f.Add([]byte{1, 0x00, 0x02, 0x05, 0, 0x06, 30, 0x08, 0x94, 0x07, 0})
 	f.Add([]byte{2, 0x08, 0x14, 0x10, 0x26, 0x07, 0, 0x00, 0x02, 0x05, 0})
 	f.Add([]byte{3, 0x00, 0x02, 0x08, 0x14, 0x00, 0x08, 0x05, 0, 0x06, 255, 0x08, 0x4a, 0x05, 0})
+	f.Add([]byte{4, 0x08, 0x14, 0x0d, 0, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x0f, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
@@ -39,13 +47,38 @@ func FuzzOTLPPairer(f *testing.F) {
 		if data[0]&2 != 0 {
 			cfg.PairMaxBytes = 4 << 10 // a few entries: holds refused, rows forgotten early
 		}
-		r := newOTLPRig(t, cfg, 1<<16)
+		var r *otlpRig
+		var mu sync.Mutex
+		var failNext, failed int // fsyncs to fail, fsyncs failed
+		if data[0]&4 != 0 {
+			var sp *Spool
+			r, sp = newOTLPSpoolRig(t, cfg)
+			sp.fsync = func(f *os.File) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if failNext > 0 {
+					failNext--
+					failed++
+					return errors.New("injected fsync failure")
+				}
+				return f.Sync()
+			}
+		} else {
+			r = newOTLPRig(t, cfg, 1<<16)
+		}
 		sent := map[[2]byte]bool{} // the spans sent, by the bytes that made them
 		consume := func(spans []testSpan) {
 			if len(spans) == 0 {
 				return
 			}
-			if _, _, err := r.o.Consume(tracesOf(spans...)); err != nil {
+			mu.Lock()
+			before := failed
+			mu.Unlock()
+			_, _, err := r.o.Consume(tracesOf(spans...))
+			mu.Lock()
+			injected := failed > before
+			mu.Unlock()
+			if err != nil && !injected {
 				t.Fatalf("consume: %v", err)
 			}
 			checkPairerBooks(t, r.o.pair)
@@ -57,6 +90,11 @@ func FuzzOTLPPairer(f *testing.F) {
 				req = append(req, *st.span)
 				sent[st.key] = true
 			case st.send:
+				if st.failFsync {
+					mu.Lock()
+					failNext = 1
+					mu.Unlock()
+				}
 				consume(req)
 				last, req = req, nil
 				if st.retry {
@@ -70,6 +108,9 @@ func FuzzOTLPPairer(f *testing.F) {
 				checkPairerBooks(t, r.o.pair)
 			}
 		}
+		mu.Lock()
+		failNext = 0
+		mu.Unlock()
 		consume(req)
 		r.o.release(true) // every held span stored, and remembered from now
 		r.now = r.now.Add(pairMemory + time.Minute)
@@ -101,17 +142,19 @@ func FuzzOTLPPairer(f *testing.F) {
 // the request sent and the clock moved by advance (by none: every held span
 // released).
 type pairerStep struct {
-	span    *testSpan
-	key     [2]byte // what made span: the same key, the same span
-	send    bool
-	retry   bool
-	advance time.Duration
+	span      *testSpan
+	key       [2]byte // what made span: the same key, the same span
+	send      bool
+	retry     bool
+	failFsync bool // the next fsync of the spool, if any, fails
+	advance   time.Duration
 }
 
 // pairerProgram reads steps from b, two bytes each. In the first byte the
 // low three bits are the step: 0-4 a span, 5 send, 6 move the clock by the
 // second byte in seconds (0: release every held span, as Flush does), 7
-// send twice. For a span, the first byte's bits
+// send twice; a send whose first byte has bit 3 set fails the spool's next
+// fsync. For a span, the first byte's bits
 // 3-4 are its kind (client, server, internal, client again) and bit 5 its
 // tool; the second byte's bit 0 is its trace, bits 1-3 its span id and
 // bits 4-6 its parent's (0: none), and bit 7 makes it an error; it starts
@@ -123,11 +166,11 @@ func pairerProgram(b []byte) []pairerStep {
 		a, v := b[i], b[i+1]
 		switch a & 7 {
 		case 5:
-			out = append(out, pairerStep{send: true})
+			out = append(out, pairerStep{send: true, failFsync: a&8 != 0})
 		case 6:
 			out = append(out, pairerStep{advance: time.Duration(v) * time.Second})
 		case 7:
-			out = append(out, pairerStep{send: true, retry: true})
+			out = append(out, pairerStep{send: true, retry: true, failFsync: a&8 != 0})
 		default:
 			kinds := [...]ptrace.SpanKind{ptrace.SpanKindClient, ptrace.SpanKindServer, ptrace.SpanKindInternal, ptrace.SpanKindClient}
 			tools := [...]string{"search_docs", "get_invoice"}
