@@ -86,7 +86,7 @@ func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
 			// The same span twice in one request (an exporter that
 			// batched a retry with new spans). Left in, one copy merged
 			// with its other side and the other was stored alone: the
-			// call counted twice (FuzzOTLPPairer).
+			// call counted more than once (FuzzOTLPPairer).
 			into[i] = j
 			continue
 		}

@@ -83,7 +83,7 @@ func FuzzOTLPPairer(f *testing.F) {
 			}
 			checkPairerBooks(t, r.o.pair)
 		}
-		var req, last []testSpan
+		var req []testSpan
 		for _, st := range pairerProgram(data[1:]) {
 			switch {
 			case st.span != nil:
@@ -96,13 +96,13 @@ func FuzzOTLPPairer(f *testing.F) {
 					mu.Unlock()
 				}
 				consume(req)
-				last, req = req, nil
 				if st.retry {
-					consume(last)
+					consume(req)
 				}
+				req = nil
 			default:
 				consume(req)
-				last, req = req, nil
+				req = nil
 				r.now = r.now.Add(st.advance)
 				r.o.release(st.advance == 0) // 0: everything held, as Flush
 				checkPairerBooks(t, r.o.pair)
