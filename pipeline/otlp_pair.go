@@ -63,14 +63,14 @@ func (f *spanFacts) pairKeys() []linkKey {
 // pairInRequest folds inner spans into their outer span and merges client
 // and server spans of the same call, following parent span ids within
 // facts. A span that appears again in facts (the same trace and span id)
-// is one call, as a copy in a later request is: when spans are followed,
-// its later copies are dropped (among root spans only, the copies build the
-// same row, which FINAL and the queries count once). It returns the calls
+// is one call, as a copy in a later request is: its later copies are
+// dropped (among servers' root spans only, the copies build the same row,
+// which FINAL and the queries count once). It returns the calls
 // left, in span order. idx is where it indexes the spans, empty and reused
 // across requests (nil makes one); it is left empty.
 func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
-	if len(facts) < 2 || !anyParent(facts) {
-		return facts // nothing to follow: root spans only
+	if len(facts) < 2 || !anyLinkable(facts) {
+		return facts // nothing to follow or meet: root spans of servers only
 	}
 	if idx == nil {
 		idx = make(map[linkKey]int, len(facts))
@@ -133,10 +133,13 @@ func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
 	return out
 }
 
-// anyParent reports whether a span of facts has a parent span id.
-func anyParent(facts []spanFacts) bool {
+// anyLinkable reports whether a span of facts has a parent span id or is
+// a client's: one that the pairer may hold or merge, so that a second copy
+// of it in the request must be dropped here (a held copy merged with its
+// server side and the other released alone were two rows of one call).
+func anyLinkable(facts []spanFacts) bool {
 	for i := range facts {
-		if !facts[i].parent.IsEmpty() {
+		if !facts[i].parent.IsEmpty() || facts[i].side == sideClient {
 			return true
 		}
 	}

@@ -497,17 +497,26 @@ func TestOTLPPairingEdges(t *testing.T) {
 		}
 	})
 	t.Run("the same span twice in one request is one call", func(t *testing.T) {
-		for _, window := range []time.Duration{0, 10 * time.Second} {
-			r := newOTLPRig(t, OTLPConfig{PairWindow: window}, 100)
-			r.send(t, serverSide, serverSide, clientSide, clientSide)
-			r.o.release(true)
-			rows := final(r.drain(t))
-			if len(rows) != 1 {
-				t.Fatalf("window %v: %d rows under FINAL, want 1: %+v", window, len(rows), rows)
-			}
-			for _, c := range rows {
-				if c.Side != "both" {
-					t.Errorf("window %v: side %q, want both", window, c.Side)
+		// Both sides twice in one request; a client's root span twice, its
+		// server side in a later request.
+		for i, requests := range [][][]testSpan{
+			{{serverSide, serverSide, clientSide, clientSide}},
+			{{clientSide, clientSide}, {serverSide}},
+		} {
+			for _, window := range []time.Duration{0, 10 * time.Second} {
+				r := newOTLPRig(t, OTLPConfig{PairWindow: window}, 100)
+				for _, spans := range requests {
+					r.send(t, spans...)
+				}
+				r.o.release(true)
+				rows := final(r.drain(t))
+				if len(rows) != 1 {
+					t.Fatalf("case %d, window %v: %d rows under FINAL, want 1: %+v", i, window, len(rows), rows)
+				}
+				for _, c := range rows {
+					if c.Side != "both" {
+						t.Errorf("case %d, window %v: side %q, want both", i, window, c.Side)
+					}
 				}
 			}
 		}
