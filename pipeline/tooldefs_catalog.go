@@ -30,18 +30,31 @@ type change struct {
 // in force changed, which versions are stored, and when this process last
 // wrote a sighting of each version.
 type toolHistory struct {
-	changes      []change // ascending ms; neighbours differ in hash
+	changes      []change // ascending by ms, then hash; neighbours differ in hash
 	stored       map[uint64]bool
 	lastSighting map[uint64]int64
+	// lastMs is the latest instant of a sighting known stored (written by
+	// this process, or a loaded change), and atLast the versions stored at
+	// that instant, ascending. A later sighting at that instant with a
+	// smaller hash comes before them (select_tool_changes.sql orders one
+	// instant's sightings by hash): when it splits the run they belong to,
+	// the first of them after it is a change.
+	lastMs int64
+	atLast []uint64
 }
 
 // add records that hash was seen at ms and reports whether the change
 // points moved: a new version in force from ms, or a known one in force
 // earlier than known. The version in force at t is the one seen last at or
 // before t, so a sighting that falls inside the span of another version
-// splits it.
+// splits it. Sightings at the same instant order by hash, as
+// select_tool_changes.sql orders them: of two versions seen at one
+// millisecond the larger is in force after it, whichever came first.
 func (h *toolHistory) add(ms int64, hash uint64) bool {
-	i := sort.Search(len(h.changes), func(j int) bool { return h.changes[j].ms > ms })
+	i := sort.Search(len(h.changes), func(j int) bool {
+		c := h.changes[j]
+		return c.ms > ms || c.ms == ms && c.hash > hash
+	})
 	if i > 0 && h.changes[i-1].hash == hash {
 		return false
 	}
@@ -50,7 +63,28 @@ func (h *toolHistory) add(ms int64, hash uint64) bool {
 		return true
 	}
 	h.changes = slices.Insert(h.changes, i, change{ms, hash})
+	if ms != h.lastMs || i == 0 {
+		return true
+	}
+	// The run split is the one before the new change: a stored sighting
+	// of its version at this instant after hash resumes it.
+	j := sort.Search(len(h.atLast), func(k int) bool { return h.atLast[k] > hash })
+	if j < len(h.atLast) && h.atLast[j] == h.changes[i-1].hash {
+		h.changes = slices.Insert(h.changes, i+1, change{ms, h.atLast[j]})
+	}
 	return true
+}
+
+// storedAt records that a sighting of hash at ms is stored.
+func (h *toolHistory) storedAt(ms int64, hash uint64) {
+	switch {
+	case len(h.atLast) == 0 || ms > h.lastMs:
+		h.lastMs, h.atLast = ms, append(h.atLast[:0], hash)
+	case ms == h.lastMs:
+		if j, found := slices.BinarySearch(h.atLast, hash); !found {
+			h.atLast = slices.Insert(h.atLast, j, hash)
+		}
+	}
 }
 
 // at returns the hash of the version in force at ms.
@@ -140,6 +174,7 @@ func (c *catalog) observe(d *ToolDef) (writeDef, writeSighting, tracked bool) {
 	writeSighting = moved || !seen || abs64(d.SeenMs-last) >= c.every
 	if writeSighting {
 		h.lastSighting[d.Hash] = d.SeenMs
+		h.storedAt(d.SeenMs, d.Hash)
 	}
 	return writeDef, writeSighting, true
 }
@@ -217,6 +252,7 @@ func (c *catalog) load(ctx context.Context, db Selecter) (tools int, err error) 
 	for _, ch := range changes {
 		if h := history(toolKey{ch.Tenant, ch.Server, ch.Tool}); h != nil {
 			h.add(ch.Ms, ch.Hash)
+			h.storedAt(ch.Ms, ch.Hash)
 		}
 	}
 	return len(c.tools), nil

@@ -235,6 +235,50 @@ func TestCatalogVersionInForce(t *testing.T) {
 	}
 }
 
+// TestCatalogTiesAtOneInstant pins the catalog's order of two versions
+// sighted at the same millisecond to select_tool_changes.sql's: the larger
+// hash is in force after the instant, whichever the catalog saw first,
+// also when the smaller comes after a sighting of the larger that was
+// stored inside its run (FuzzToolCatalog found both: the catalog put the
+// one seen last in force, and a restart changed the answer).
+func TestCatalogTiesAtOneInstant(t *testing.T) {
+	const min = int64(60000)
+	type sighting struct {
+		ms   int64
+		hash uint64
+	}
+	for _, tc := range []struct {
+		name      string
+		sightings []sighting
+		at        int64
+		want      uint64
+	}{
+		{"the larger first", []sighting{{10 * min, 0xB}, {10 * min, 0xA}}, 10 * min, 0xB},
+		{"the smaller first", []sighting{{10 * min, 0xA}, {10 * min, 0xB}}, 10 * min, 0xB},
+		{"the smaller at an instant the larger was stored inside its run",
+			[]sighting{{1 * min, 0xA}, {5 * min, 0xB}, {70 * min, 0xB}, {70 * min, 0xA}}, 70 * min, 0xB},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCatalog(time.Hour, 100)
+			for _, s := range tc.sightings {
+				d := ToolDef{Tenant: "acme", Server: "kb", Tool: "search_docs", Hash: s.hash, SeenMs: s.ms}
+				if _, sighted, _ := c.observe(&d); !sighted {
+					t.Fatalf("the sighting of %x at minute %d is not written", s.hash, s.ms/min)
+				}
+			}
+			for _, ms := range []int64{tc.at, tc.at + 1, tc.at + 30*min} {
+				var got uint64 // 0: none in force
+				if v, ok := c.at("acme", "kb", "search_docs", ms); ok {
+					got = v.hash
+				}
+				if got != tc.want {
+					t.Errorf("in force at %d ms: %x, want %x", ms, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
 func newTestTools() *Tools {
 	return NewTools(nil, nil, ToolsConfig{}, prometheus.NewRegistry(), quietLog())
 }
