@@ -1,6 +1,7 @@
 package chtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Cluster is a throwaway ClickHouse cluster on loopback: shards × replicas
@@ -219,4 +221,81 @@ func identifier(s string) bool {
 		}
 	}
 	return true
+}
+
+// ddlWorkerStopped is how ClickHouse 18.16 logs that a node's distributed
+// DDL worker ended on a ZooKeeper error it does not retry ("Unexpected
+// ZooKeeper error: ... Terminating."), as a race of ON CLUSTER ALTERs on
+// replicated tables makes it (a Node exists error on the shard's executed
+// node). Later servers restart the worker themselves (ClickHouse pull
+// request 18285); on 18.16 the node runs no ON CLUSTER statement again
+// until the server restarts.
+const ddlWorkerStopped = "DDLWorker: Unexpected ZooKeeper error"
+
+// WatchDDLWorkers restarts, until ctx ends, every running node whose error
+// log says its DDL worker stopped (ddlWorkerStopped), as an operator of
+// 18.16 does, and calls report with what it did: the restarted worker takes
+// up the DDL queue again, so that later ON CLUSTER statements do not wait
+// for the node in vain. A node that a test stopped is left stopped.
+func (c *Cluster) WatchDDLWorkers(ctx context.Context, every time.Duration, report func(string)) {
+	offsets := map[*Server]int64{}
+	for {
+		for _, n := range c.servers() {
+			path := filepath.Join(n.Dir, "log", "error.log")
+			line, off, err := findFrom(path, offsets[n], ddlWorkerStopped)
+			offsets[n] = off
+			if err != nil || line == "" {
+				continue
+			}
+			running, err := n.restartRunning(ctx)
+			switch {
+			case !running:
+				report(fmt.Sprintf("%s: its DDL worker stopped (%s); the node is stopped, not restarted", n.Addr, line))
+			case err != nil:
+				report(fmt.Sprintf("%s: its DDL worker stopped (%s); restart failed: %v", n.Addr, line, err))
+			default:
+				report(fmt.Sprintf("%s: its DDL worker stopped (%s); restarted the node (ClickHouse 18.16, docs/scaling.md)", n.Addr, line))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
+}
+
+// findFrom returns the first line of the file at path, from offset on, that
+// contains s, and the offset to look from next time: past that line, or
+// past the last whole line read.
+func findFrom(path string, offset int64, s string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", offset, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", offset, err
+	}
+	if st.Size() < offset {
+		offset = 0 // the log was cut or rotated
+	}
+	b := make([]byte, st.Size()-offset)
+	if _, err := f.ReadAt(b, offset); err != nil {
+		return "", offset, err
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break // a line being written: read it whole next time
+		}
+		line := b[:i]
+		b = b[i+1:]
+		offset += int64(i + 1)
+		if bytes.Contains(line, []byte(s)) {
+			return string(line), offset, nil
+		}
+	}
+	return "", offset, nil
 }

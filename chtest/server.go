@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,6 +32,9 @@ type Server struct {
 	// ddl marks a cluster node: it is ready only once its distributed DDL
 	// worker has reached ZooKeeper (waitDDLWorker).
 	ddl bool
+	// life serialises Stop and Restart: a test's and a cluster's DDL
+	// watchdog's (Cluster.WatchDDLWorkers).
+	life sync.Mutex
 }
 
 const serverConfig = `<yandex>
@@ -120,12 +124,12 @@ func (s *Server) launch(ctx context.Context) error {
 	s.cmd, s.exited = cmd, exited
 	go func() { exited <- cmd.Wait(); out.Close() }()
 	if err := s.waitReady(ctx); err != nil {
-		s.Stop()
+		s.stop()
 		return err
 	}
 	if s.ddl {
 		if err := s.waitDDLWorker(ctx); err != nil {
-			s.Stop()
+			s.stop()
 			return err
 		}
 	}
@@ -136,6 +140,8 @@ func (s *Server) launch(ctx context.Context) error {
 // directory and ports: a ClickHouse crash and recovery, for fault-injection
 // tests. Clients reconnect to the same Addr.
 func (s *Server) Restart(ctx context.Context) error {
+	s.life.Lock()
+	defer s.life.Unlock()
 	select {
 	case err := <-s.exited:
 		s.exited <- err
@@ -237,7 +243,32 @@ func (s *Server) checkOwnership(ctx context.Context, conn driver.Conn) error {
 
 // Stop kills the server process group and waits for it.
 func (s *Server) Stop() {
-	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+	if s == nil {
+		return
+	}
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.stop()
+}
+
+// restartRunning stops and starts the server again if it is running, and
+// reports whether it was; a server that a test stopped stays stopped.
+func (s *Server) restartRunning(ctx context.Context) (bool, error) {
+	s.life.Lock()
+	defer s.life.Unlock()
+	select {
+	case err := <-s.exited:
+		s.exited <- err
+		return false, nil
+	default:
+	}
+	s.stop()
+	return true, s.launch(ctx)
+}
+
+// stop is Stop with life held (or the server not yet shared).
+func (s *Server) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)

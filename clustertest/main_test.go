@@ -33,6 +33,9 @@ var (
 	cluster *chtest.Cluster // 2 shards × 2 replicas
 	single  *chtest.Server  // one server: the single-node reference
 	dbSeq   atomic.Int64
+	// ddlReports counts the watchdog's reports that ClickHouse 18.16's
+	// DDL worker stopped (chtest.Cluster.WatchDDLWorkers).
+	ddlReports atomic.Int64
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -80,6 +83,16 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "clustertest: start cluster (attempt %d): %v\n", attempt, err)
 	}
 	defer cluster.Stop()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		cluster.WatchDDLWorkers(watchCtx, time.Second, func(msg string) {
+			ddlReports.Add(1)
+			fmt.Fprintln(os.Stderr, "clustertest:", msg)
+		})
+	}()
+	defer func() { stopWatch(); <-watched }()
 	single, err = chtest.StartServer(ctx, filepath.Join(dir, "single"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "clustertest: ClickHouse server unavailable:", err)
