@@ -23,9 +23,10 @@ import (
 // short by shutdown and its batch requeued) or are refused for good; spool
 // writes and fsyncs that fail; crashes (the files closed with no drain and
 // no checkpoint beyond the last commit, sometimes with a torn record at
-// the end); and shutdowns whose drain ends or runs out of time. The first
-// byte picks the configuration; each pair of bytes after it is one step
-// (see the switch).
+// the end); power losses (what was not fsynced gone, and the checkpoint
+// sometimes too); and shutdowns whose drain ends or runs out of time. The
+// first byte picks the configuration; each pair of bytes after it is one
+// step (see the switch).
 //
 // After every step the books must hold: the memory queue within its
 // capacity (or one record alone), the spool's uncommitted bytes within
@@ -40,13 +41,15 @@ func FuzzSpooledBatcher(f *testing.F) {
 	// Seeds: adds and flushes with a spill to disk; an outage with a crash
 	// and a torn record; a full spool and a full disk; a refused batch and
 	// an unconvertible call; failed fsyncs and a shutdown during an outage
-	// with small segments.
+	// with small segments; power losses, one after a failed fsync and one
+	// losing the checkpoint, with small segments.
 	f.Add([]byte{0x00, 0, 3, 0, 4, 0, 3, 1, 0, 1, 0})
 	f.Add([]byte{0x01, 0, 2, 2, 0, 0, 0x83, 4, 1, 0, 1, 1, 0})
 	f.Add([]byte{0x0c, 0, 4, 0, 4, 0, 4, 6, 1, 0, 4, 6, 0, 0, 4, 1, 0, 0, 4})
 	f.Add([]byte{0x02, 0, 0x43, 3, 0, 0, 0x44, 1, 0, 0, 0xc2, 1, 0})
 	f.Add([]byte{0x16, 7, 0, 0, 3, 2, 0, 8, 1, 0, 4, 5, 0, 1, 0})
 	f.Add([]byte{0x25, 0, 4, 0, 4, 0, 4, 2, 0, 5, 1, 0, 3, 4, 0, 1, 0})
+	f.Add([]byte{0x04, 0, 3, 1, 0, 0, 4, 7, 0, 0, 2, 9, 1, 0, 4, 9, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
@@ -55,7 +58,7 @@ func FuzzSpooledBatcher(f *testing.F) {
 		defer func() { h.sp.closeFiles() }()
 		for i := 1; i+1 < len(data); i += 2 {
 			op, arg := data[i], data[i+1]
-			switch op % 9 {
+			switch op % 10 {
 			case 0: // a request of arg%5 calls; bit 6: one cannot be converted; bit 7: a dead letter
 				h.add(int(arg%5), arg&0x40 != 0, arg&0x80 != 0)
 			case 1: // one batch with ClickHouse up
@@ -80,6 +83,8 @@ func FuzzSpooledBatcher(f *testing.F) {
 				if err := h.b.load(); err != nil {
 					t.Fatalf("load: %v", err)
 				}
+			case 9: // a power loss; arg&1: the checkpoint is lost too
+				h.powerLoss(arg&1 != 0)
 			}
 			h.checkBooks()
 		}
@@ -329,6 +334,39 @@ func (h *batcherFuzz) crash(torn bool) {
 			h.t.Fatal(err)
 		}
 		f.Close()
+	}
+	h.open()
+}
+
+// powerLoss ends the lifetime as a power loss does: what was appended
+// since the spool's last fsync is gone (under -spool-fsync=always; under
+// never an acknowledged call may go too, so it is a crash there), and with
+// loseCheckpoint the checkpoint, written without an fsync, is gone too:
+// the next start replays the spool from its first segment.
+func (h *batcherFuzz) powerLoss(loseCheckpoint bool) {
+	h.t.Helper()
+	if h.cfg.Fsync != FsyncAlways {
+		h.crash(false)
+		return
+	}
+	sp := h.sp
+	sp.syncMu.Lock()
+	synced := sp.synced
+	sp.syncMu.Unlock()
+	head := sp.Head()
+	sp.closeFiles()
+	// Earlier segments were fsynced when the spool moved past them.
+	var keep int64
+	if synced.Seg == head.Seg {
+		keep = synced.Off
+	}
+	if err := os.Truncate(sp.segPath(head.Seg), keep); err != nil {
+		h.t.Fatal(err)
+	}
+	if loseCheckpoint {
+		if err := os.Remove(filepath.Join(h.dir, checkpointName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			h.t.Fatal(err)
+		}
 	}
 	h.open()
 }
