@@ -17,9 +17,17 @@ import (
 // -spool-fsync=always, whose fsync the test controls through sp.fsync.
 func newOTLPSpoolRig(t *testing.T, cfg OTLPConfig) (*otlpRig, *Spool) {
 	t.Helper()
-	sp, m := openTestSpool(t, t.TempDir(), SpoolConfig{Fsync: FsyncAlways})
+	return newOTLPSpoolRigOn(t, t.TempDir(), &memInserter{}, cfg)
+}
+
+// newOTLPSpoolRigOn is newOTLPSpoolRig on the spool in dir, inserting into
+// ins: a restart of the ingest process on the spool a crash left, with
+// ClickHouse as it was.
+func newOTLPSpoolRigOn(t *testing.T, dir string, ins *memInserter, cfg OTLPConfig) (*otlpRig, *Spool) {
+	t.Helper()
+	sp, m := openTestSpool(t, dir, SpoolConfig{Fsync: FsyncAlways})
 	t.Cleanup(func() { sp.Close() })
-	r := &otlpRig{ins: &memInserter{}, m: m, now: testNow()}
+	r := &otlpRig{ins: ins, m: m, now: testNow()}
 	r.b = NewSpooledBatcher(r.ins, sp, BatchConfig{BatchSize: 1, QueueCapacity: 100, FlushEvery: time.Hour}, m, quietLog())
 	p := &Processor{Classifier: classify.Default(), Decode: DecodeOptions{Now: testNow}}
 	r.o = NewOTLP(p, r.b, m, HTTPConfig{MaxBodyBytes: 1 << 20, MaxDecompressedBytes: 4 << 20}, cfg, quietLog())

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,28 +16,34 @@ import (
 // spans of a small universe (two traces, eight span ids, client, server and
 // inner spans of two tools), sent in requests, sent again (an exporter's
 // retry) and spaced by clock moves, under a pair window or none, a byte
-// budget wide or tight, and a spool whose fsyncs the program fails or no
-// spool. The first byte picks the configuration; each pair of bytes after
-// it is one step (pairerProgram). No sequence may panic or fail a request
-// but by an injected fsync failure, and after every request the pairer's
-// books must agree
-// with its entries (checkPairerBooks). At the end, once every held span is
-// released and every remembered row's memory has passed, nothing is held
-// or remembered, every written row is valid, and FINAL has at most one row
-// per span sent.
+// budget wide or tight, and a spool whose fsyncs the program fails, and
+// crashes of the process (with the spool), or no spool. The first byte
+// picks the configuration; each pair of bytes after it is one step
+// (pairerProgram). No sequence may panic or fail a request but by an
+// injected fsync failure, and after every request the pairer's books must
+// agree with its entries (checkPairerBooks). At the end, once every held
+// span is released and every remembered row's memory has passed, nothing
+// is held or remembered, every written row is valid, FINAL has at most one
+// row per span sent, and, without a window, every client and server span
+// of a request answered without error has a row (of its trace and side),
+// crashes or not.
 func FuzzOTLPPairer(f *testing.F) {
 	// Seeds: the two sides in one request; in two requests, server first;
 	// a late server side sent twice after the window; a server span with an
 	// inner span, retried, then its client under a tight budget; two calls
 	// whose second server side comes 255 s late; with the spool, a server
 	// span whose fsync fails, sent again, then its client, sent twice with a
-	// failed fsync.
+	// failed fsync; with the spool, a server span and a crash, its client
+	// sent twice and a crash, the server span again; a server span and
+	// another call's client in one request, then a crash.
 	f.Add([]byte{0, 0x00, 0x02, 0x08, 0x14, 0x05, 0})
 	f.Add([]byte{1, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x05, 0})
 	f.Add([]byte{1, 0x00, 0x02, 0x05, 0, 0x06, 30, 0x08, 0x94, 0x07, 0})
 	f.Add([]byte{2, 0x08, 0x14, 0x10, 0x26, 0x07, 0, 0x00, 0x02, 0x05, 0})
 	f.Add([]byte{3, 0x00, 0x02, 0x08, 0x14, 0x00, 0x08, 0x05, 0, 0x06, 255, 0x08, 0x4a, 0x05, 0})
 	f.Add([]byte{4, 0x08, 0x14, 0x0d, 0, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x0f, 0})
+	f.Add([]byte{4, 0x08, 0x14, 0x15, 0, 0x00, 0x02, 0x17, 0, 0x08, 0x14, 0x05, 0})
+	f.Add([]byte{4, 0x08, 0x14, 0x00, 0x22, 0x15, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
@@ -48,25 +56,42 @@ func FuzzOTLPPairer(f *testing.F) {
 			cfg.PairMaxBytes = 4 << 10 // a few entries: holds refused, rows forgotten early
 		}
 		var r *otlpRig
+		var sp *Spool
 		var mu sync.Mutex
 		var failNext, failed int // fsyncs to fail, fsyncs failed
-		if data[0]&4 != 0 {
-			var sp *Spool
-			r, sp = newOTLPSpoolRig(t, cfg)
-			sp.fsync = func(f *os.File) error {
-				mu.Lock()
-				defer mu.Unlock()
-				if failNext > 0 {
-					failNext--
-					failed++
-					return errors.New("injected fsync failure")
-				}
-				return f.Sync()
+		fsync := func(f *os.File) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if failNext > 0 {
+				failNext--
+				failed++
+				return errors.New("injected fsync failure")
 			}
+			return f.Sync()
+		}
+		if data[0]&4 != 0 {
+			r, sp = newOTLPSpoolRig(t, cfg)
+			sp.fsync = fsync
 		} else {
 			r = newOTLPRig(t, cfg, 1<<16)
 		}
+		// crash ends the process as SIGKILL does and starts it again on the
+		// spool: the pairer's memory is gone, ClickHouse keeps its rows.
+		crash := func() {
+			sp.closeFiles()
+			sp.mu.Lock()
+			sp.closed = true // its cleanup's Close must not write a checkpoint
+			sp.mu.Unlock()
+			now := r.now
+			r, sp = newOTLPSpoolRigOn(t, sp.dir, r.ins, cfg)
+			r.now, sp.fsync = now, fsync
+		}
 		sent := map[[2]byte]bool{} // the spans sent, by the bytes that made them
+		var acked []testSpan       // client and server spans of requests answered without error
+		// Two different spans with the same trace and span id are one span
+		// to the receiver (a copy: an exporter's retry): only the first is
+		// stored.
+		owner, collided := map[[2]byte][2]byte{}, map[[2]byte]bool{}
 		consume := func(spans []testSpan) {
 			if len(spans) == 0 {
 				return
@@ -74,12 +99,19 @@ func FuzzOTLPPairer(f *testing.F) {
 			mu.Lock()
 			before := failed
 			mu.Unlock()
-			_, _, err := r.o.Consume(tracesOf(spans...))
+			rejected, _, err := r.o.Consume(tracesOf(spans...))
 			mu.Lock()
 			injected := failed > before
 			mu.Unlock()
 			if err != nil && !injected {
 				t.Fatalf("consume: %v", err)
+			}
+			if err == nil && rejected == 0 {
+				for _, s := range spans {
+					if s.kind == ptrace.SpanKindClient || s.kind == ptrace.SpanKindServer {
+						acked = append(acked, s)
+					}
+				}
 			}
 			checkPairerBooks(t, r.o.pair)
 		}
@@ -89,6 +121,11 @@ func FuzzOTLPPairer(f *testing.F) {
 			case st.span != nil:
 				req = append(req, *st.span)
 				sent[st.key] = true
+				id := [2]byte{st.span.trace, st.span.span}
+				if k, ok := owner[id]; ok && k != st.key {
+					collided[id] = true
+				}
+				owner[id] = st.key
 			case st.send:
 				if st.failFsync {
 					mu.Lock()
@@ -100,6 +137,9 @@ func FuzzOTLPPairer(f *testing.F) {
 					consume(req)
 				}
 				req = nil
+				if st.crash && sp != nil {
+					crash()
+				}
 			default:
 				consume(req)
 				req = nil
@@ -131,6 +171,33 @@ func FuzzOTLPPairer(f *testing.F) {
 				t.Fatalf("side %q", c.Side)
 			}
 		}
+		if cfg.PairWindow == 0 {
+			// Without a window nothing is held: every span of an answered
+			// request is on disk, and a crash loses none.
+			// By trace and side, a merged row under both: a server span whose
+			// parent is a client span of another tool merges with it.
+			stored := map[string]bool{}
+			for _, c := range rows {
+				for _, side := range []string{sideClient, sideServer} {
+					if c.Side == side || c.Side == sideBoth {
+						stored[c.TraceID+"/"+side] = true
+					}
+				}
+			}
+			for _, s := range acked {
+				if collided[[2]byte{s.trace, s.span}] {
+					continue
+				}
+				trace := strings.Repeat(fmt.Sprintf("%02x", s.trace), 16)
+				side := sideServer
+				if s.kind == ptrace.SpanKindClient {
+					side = sideClient
+				}
+				if !stored[trace+"/"+side] {
+					t.Fatalf("an acknowledged %s span of %s in trace %s has no row", side, s.attrs["gen_ai.tool.name"], trace)
+				}
+			}
+		}
 		if n := len(final(rows)); n > len(sent) {
 			t.Fatalf("%d rows under FINAL for %d spans sent", n, len(sent))
 		}
@@ -147,6 +214,7 @@ type pairerStep struct {
 	send      bool
 	retry     bool
 	failFsync bool // the next fsync of the spool, if any, fails
+	crash     bool // after the send, the process crashes and starts again on its spool
 	advance   time.Duration
 }
 
@@ -154,23 +222,23 @@ type pairerStep struct {
 // low three bits are the step: 0-4 a span, 5 send, 6 move the clock by the
 // second byte in seconds (0: release every held span, as Flush does), 7
 // send twice; a send whose first byte has bit 3 set fails the spool's next
-// fsync. For a span, the first byte's bits
-// 3-4 are its kind (client, server, internal, client again) and bit 5 its
-// tool; the second byte's bit 0 is its trace, bits 1-3 its span id and
-// bits 4-6 its parent's (0: none), and bit 7 makes it an error; it starts
-// 10 ms times the second byte after the base, so that the same two bytes
-// make the same span.
+// fsync, and one with bit 4 set is followed by a crash and a restart (with
+// the spool). For a span, the first byte's bits 3-4 are its kind (client,
+// server, internal, client again) and bit 5 its tool; the second byte's
+// bit 0 is its trace, bits 1-3 its span id and bits 4-6 its parent's (0:
+// none), and bit 7 makes it an error; it starts 10 ms times the second byte
+// after the base, so that the same two bytes make the same span.
 func pairerProgram(b []byte) []pairerStep {
 	var out []pairerStep
 	for i := 0; i+1 < len(b); i += 2 {
 		a, v := b[i], b[i+1]
 		switch a & 7 {
 		case 5:
-			out = append(out, pairerStep{send: true, failFsync: a&8 != 0})
+			out = append(out, pairerStep{send: true, failFsync: a&8 != 0, crash: a&16 != 0})
 		case 6:
 			out = append(out, pairerStep{advance: time.Duration(v) * time.Second})
 		case 7:
-			out = append(out, pairerStep{send: true, retry: true, failFsync: a&8 != 0})
+			out = append(out, pairerStep{send: true, retry: true, failFsync: a&8 != 0, crash: a&16 != 0})
 		default:
 			kinds := [...]ptrace.SpanKind{ptrace.SpanKindClient, ptrace.SpanKindServer, ptrace.SpanKindInternal, ptrace.SpanKindClient}
 			tools := [...]string{"search_docs", "get_invoice"}
