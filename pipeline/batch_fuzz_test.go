@@ -93,7 +93,7 @@ func FuzzSpooledBatcher(f *testing.F) {
 		if c, hd := h.sp.Committed(), h.sp.Head(); c != hd {
 			t.Fatalf("after a drain with ClickHouse up and a restart: committed %v, head %v: the next start replays", c, hd)
 		}
-		h.ins.mode = insUp
+		h.setMode(insUp, func() {})
 		if err := h.b.Drain(context.Background()); err != nil {
 			t.Fatal(err)
 		}
