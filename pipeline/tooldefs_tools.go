@@ -274,8 +274,8 @@ func (t *Tools) logError(msg string, err error) {
 // Flush inserts the queued rows once. On a retryable error the rows go back
 // to the front of the queue (violations past QueueCapacity are dropped and
 // counted); on an error ClickHouse will repeat, they are dropped and
-// counted, and the definitions among them are forgotten so that their next
-// sighting writes them again.
+// counted, and the definitions and sightings among them are forgotten so
+// that their version's next sighting writes them again.
 func (t *Tools) Flush(ctx context.Context) error {
 	if t.w == nil {
 		return nil
@@ -298,6 +298,9 @@ func (t *Tools) Flush(ctx context.Context) error {
 		t.m.dropped.WithLabelValues("insert_rejected").Add(float64(rows.Len()))
 		for i := range rows.Definitions {
 			t.cat.forget(&rows.Definitions[i])
+		}
+		for i := range rows.Sightings {
+			t.cat.forgetSighting(&rows.Sightings[i])
 		}
 		return err
 	}
@@ -347,6 +350,20 @@ func (c *catalog) forget(d *ToolDef) {
 	if h := c.tools[toolKey{d.Tenant, d.Server, d.Tool}]; h != nil {
 		delete(h.stored, d.Hash)
 		delete(h.lastSighting, d.Hash)
+	}
+}
+
+// forgetSighting marks s as not stored when it is the last sighting of its
+// version this process wrote, so that the next sighting of that version is
+// written whatever the interval: a refused sighting may have been a change
+// (a return to a stored version writes its sighting alone).
+func (c *catalog) forgetSighting(s *ToolSighting) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.tools[toolKey{s.Tenant, s.Server, s.Tool}]; h != nil {
+		if last, ok := h.lastSighting[s.DefinitionHash]; ok && last == s.TimeMs {
+			delete(h.lastSighting, s.DefinitionHash)
+		}
 	}
 }
 
