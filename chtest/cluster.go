@@ -174,13 +174,10 @@ func (s *Server) Pid() int {
 	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return 0
 	}
-	select {
-	case err := <-s.exited:
-		s.exited <- err
+	if done, _ := s.exitErr(); done {
 		return 0
-	default:
-		return s.cmd.Process.Pid
 	}
+	return s.cmd.Process.Pid
 }
 
 // serverBin returns the clickhouse-server binary: CLICKHOUSE_SERVER_BIN, or

@@ -142,10 +142,7 @@ func (s *Server) launch(ctx context.Context) error {
 func (s *Server) Restart(ctx context.Context) error {
 	s.life.Lock()
 	defer s.life.Unlock()
-	select {
-	case err := <-s.exited:
-		s.exited <- err
-	default:
+	if done, _ := s.exitErr(); !done {
 		return fmt.Errorf("clickhouse-server in %s is still running; Stop it first", s.Dir)
 	}
 	return s.launch(ctx)
@@ -156,11 +153,8 @@ func (s *Server) Restart(ctx context.Context) error {
 func (s *Server) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		select {
-		case err := <-s.exited:
-			s.exited <- err
+		if done, err := s.exitErr(); done {
 			return fmt.Errorf("clickhouse-server exited during start (%v); see %s", err, filepath.Join(s.Dir, "log"))
-		default:
 		}
 		conn, err := Open(s.Addr, "default")
 		if err == nil {
@@ -256,14 +250,23 @@ func (s *Server) Stop() {
 func (s *Server) restartRunning(ctx context.Context) (bool, error) {
 	s.life.Lock()
 	defer s.life.Unlock()
-	select {
-	case err := <-s.exited:
-		s.exited <- err
+	if done, _ := s.exitErr(); done {
 		return false, nil
-	default:
 	}
 	s.stop()
 	return true, s.launch(ctx)
+}
+
+// exitErr reports, without waiting, whether the server process has exited
+// and how; the exit stays there for the next caller.
+func (s *Server) exitErr() (bool, error) {
+	select {
+	case err := <-s.exited:
+		s.exited <- err
+		return true, err
+	default:
+		return false, nil
+	}
 }
 
 // stop is Stop with life held (or the server not yet shared).
