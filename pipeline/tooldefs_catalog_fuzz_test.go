@@ -235,7 +235,12 @@ func (db catalogDB) Select(_ context.Context, dest any, query string, _ ...any) 
 		}
 	case selectToolChangesSQL:
 		out := dest.(*[]storedChange)
-		for _, tool := range []string{"get_doc", "search_docs"} {
+		var tools []string // each tool sighted, once, in the query's order
+		for _, x := range *db.written {
+			tools = append(tools, x.Tool)
+		}
+		slices.Sort(tools)
+		for _, tool := range slices.Compact(tools) {
 			*out = append(*out, changePoints(*db.written, tool)...)
 		}
 	default:
