@@ -24,6 +24,9 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/mcplens/mcplens/binproc"
 	"github.com/mcplens/mcplens/chtest"
@@ -551,4 +554,119 @@ func TestDiskFullPushesBack(t *testing.T) {
 	t.Logf("RESULT disk full: spool files limited to 256 KiB (prlimit --fsize) under 8 senders for %s: %d sent, %d acknowledged (%s); "+
 		"%d calls refused disk_full with 503, %d spool write errors, segments reclaimed after each commit; %s",
 		scale(4*time.Second, 60*time.Second), sent, acked, statuses, int(diskFull), int(writeErrors), res)
+}
+
+// pairSpans returns the server spans (whose parent is their client's) and
+// the client spans of calls n0..n1-1, one trace each, as OTLP/HTTP
+// protobuf bodies.
+func pairSpans(t *testing.T, n0, n1 int) (servers, clients []byte) {
+	t.Helper()
+	side := func(kind ptrace.SpanKind) []byte {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("mcplens.tenant", "acme")
+		if kind == ptrace.SpanKindClient {
+			rs.Resource().Attributes().PutStr("service.name", "agent")
+		} else {
+			rs.Resource().Attributes().PutStr("service.name", "kb")
+		}
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		base := time.Now().Add(-time.Minute)
+		for i := n0; i < n1; i++ {
+			sp := spans.AppendEmpty()
+			trace := pcommon.TraceID{0: 0x50, 8: byte(i >> 8), 15: byte(i)}
+			sp.SetTraceID(trace)
+			sp.SetKind(kind)
+			sp.SetName("tools/call search_docs")
+			start := base.Add(time.Duration(i) * time.Millisecond)
+			a := sp.Attributes()
+			a.PutStr("mcp.method.name", "tools/call")
+			a.PutStr("gen_ai.tool.name", "search_docs")
+			a.PutStr("jsonrpc.request.id", fmt.Sprint("held-", i))
+			a.PutStr("mcp.session.id", "s-held")
+			if kind == ptrace.SpanKindClient {
+				sp.SetSpanID(pcommon.SpanID{0: 1, 7: byte(i)})
+				a.PutStr("server.address", "kb.internal")
+				a.PutStr("gen_ai.tool.call.arguments", fmt.Sprintf(`{"q":"x%d"}`, i))
+			} else {
+				sp.SetSpanID(pcommon.SpanID{0: 2, 7: byte(i)})
+				sp.SetParentSpanID(pcommon.SpanID{0: 1, 7: byte(i)})
+				start = start.Add(3 * time.Millisecond)
+				a.PutStr("gen_ai.tool.call.result", `{"content":[{"type":"text","text":"ok"}]}`)
+			}
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(40 * time.Millisecond)))
+		}
+		b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	return side(ptrace.SpanKindServer), side(ptrace.SpanKindClient)
+}
+
+// TestHeldSpansSurviveIngestCrash: under -otlp-pair-window, spans held for
+// their other side were acknowledged; ingest is SIGKILLed while it holds
+// some and has merged others, and started again on the same spool. Every
+// call must end as one merged row: the held spans are held again from the
+// pair log and meet their other side, posted after the restart, and the
+// merges made before the crash are not stored a second time as held spans
+// alone.
+func TestHeldSpansSurviveIngestCrash(t *testing.T) {
+	const db, calls = "heldcrash", 200
+	spool := t.TempDir()
+	args := []string{"-clickhouse-addr", server.Addr, "-clickhouse-database", db, "-spool-dir", spool,
+		"-otlp-pair-window", "1m", "-flush-every", "50ms"}
+	post := func(addr string, body []byte) {
+		t.Helper()
+		if code, out := postOTLP(t, addr, body, "application/x-protobuf", false); code != http.StatusOK {
+			t.Fatalf("post: %d %s", code, out)
+		}
+	}
+	ing := launch(t, nil, args...)
+	servers, clients := pairSpans(t, 0, calls/2)
+	post(ing.Addr, servers)
+	post(ing.Addr, clients) // the first half merged before the crash
+	servers, clients = pairSpans(t, calls/2, calls)
+	post(ing.Addr, servers) // the second half held
+	if held := metric(t, ing.Addr, `mcplens_ingest_otlp_pair_entries{state="held"}`); held != calls/2 {
+		t.Fatalf("%v spans held before the crash, want %d", held, calls/2)
+	}
+	if err := ing.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = ing.Cmd.Wait()
+
+	ing = launch(t, nil, args...)
+	if held := metric(t, ing.Addr, `mcplens_ingest_otlp_pair_entries{state="held"}`); held != calls/2 {
+		t.Fatalf("%v spans held after the restart, want the %d held before the crash", held, calls/2)
+	}
+	post(ing.Addr, clients)
+	if err := ing.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := ing.Cmd.Wait(); err != nil {
+		t.Fatalf("ingest exit after SIGTERM: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(spool, "pairs", "open")); !os.IsNotExist(err) {
+		t.Errorf("the pair log after a clean shutdown: %v, want it removed", err)
+	}
+	conn := openDB(t, server.Addr, db)
+	var rows []struct {
+		Side string `ch:"side"`
+		N    uint64 `ch:"n"`
+	}
+	if err := conn.Select(context.Background(), &rows, "SELECT side, count() AS n FROM calls FINAL GROUP BY side ORDER BY side"); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Side != "both" || rows[0].N != calls {
+		t.Fatalf("rows under FINAL by side: %+v; want %d merged rows and nothing else", rows, calls)
+	}
+	var raw uint64
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM calls").Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("RESULT held spans: %d calls, half merged and half held when ingest was SIGKILLed; after the restart "+
+		"%d rows under FINAL, all merged (%d rows stored before merges fold the copies)", calls, calls, raw)
 }

@@ -40,6 +40,8 @@ type Metrics struct {
 	pairForgotten *prometheus.CounterVec
 	pairReach     prometheus.Gauge
 	pairMerged    *prometheus.CounterVec
+	pairLogBytes  prometheus.Gauge
+	pairRecovered *prometheus.CounterVec
 }
 
 // NewMetrics registers the pipeline metrics on reg.
@@ -157,6 +159,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "mcplens_ingest_otlp_pairs_merged_total",
 			Help: "Client and server sides of a call merged across export requests, by when the second side came: held (within -otlp-pair-window: one row) or late (onto a remembered row, which the merged row replaces).",
 		}, []string{"when"}),
+		pairLogBytes: f.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_otlp_pair_log_bytes",
+			Help: "Bytes of the pair log's segment files on disk (<spool-dir>/pairs): the spans held for -otlp-pair-window, made durable, and what happened to them since the oldest one still held.",
+		}),
+		pairRecovered: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_otlp_pair_recovered_total",
+			Help: "What the pair log gave back on start, after a crash: held (spans held again until their pair window passes) and merged (merged rows queued again, copies of rows that may be stored already).",
+		}, []string{"what"}),
 	}
 }
 

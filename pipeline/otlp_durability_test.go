@@ -32,6 +32,28 @@ func newOTLPSpoolRigOn(t *testing.T, dir string, ins *memInserter, cfg OTLPConfi
 	p := &Processor{Classifier: classify.Default(), Decode: DecodeOptions{Now: testNow}}
 	r.o = NewOTLP(p, r.b, m, HTTPConfig{MaxBodyBytes: 1 << 20, MaxDecompressedBytes: 4 << 20}, cfg, quietLog())
 	r.o.now = func() time.Time { return r.now }
+	if err := r.o.OpenPairLog("open"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.o.ClosePairLog() }) // before the spool's Close
+	return r, sp
+}
+
+// crashOTLP ends the process of r as SIGKILL does and starts it again on
+// its spool and pair log, with the clock where it was: the pairer's memory
+// is gone, ClickHouse (r.ins) keeps its rows.
+func crashOTLP(t *testing.T, r *otlpRig, sp *Spool, cfg OTLPConfig) (*otlpRig, *Spool) {
+	t.Helper()
+	for _, s := range []*Spool{sp, r.o.pair.log.sp} {
+		s.closeFiles()
+		s.mu.Lock()
+		s.closed = true // its cleanup's Close must not write a checkpoint
+		s.mu.Unlock()
+	}
+	r.o.pair.log = nil
+	now := r.now
+	r, sp = newOTLPSpoolRigOn(t, sp.dir, r.ins, cfg)
+	r.now = now
 	return r, sp
 }
 

@@ -406,6 +406,12 @@ type pairEntry struct {
 	// instead of being taken as a duplicate.
 	end    SpoolPos
 	unsafe bool
+	// seq names a held entry in the pair log; logStart is where its first
+	// hold record starts (the log's checkpoint stays before it while it is
+	// held) and logEnd where its latest ends (durable before a request
+	// relying on the hold is answered).
+	seq              uint64
+	logStart, logEnd SpoolPos
 }
 
 // entryOverhead is the memory of a pair entry besides the strings of its
@@ -447,6 +453,7 @@ type pairer struct {
 	heldBytes int64  // of those, held
 	gen       uint64 // counts registers: an index that gained no key finds no new entry
 	m         pairMetrics
+	log       *pairLog // nil without a spool (OTLP.OpenPairLog)
 }
 
 func newPairer(window time.Duration, capacity int, maxBytes int64, m *Metrics) *pairer {
@@ -587,12 +594,13 @@ func (p *pairer) register(e *pairEntry, keys []linkKey) {
 	p.gen++
 }
 
-func (p *pairer) hold(f packedFacts, keys []linkKey, now time.Time) {
+func (p *pairer) hold(f packedFacts, keys []linkKey, now time.Time) *pairEntry {
 	e := &pairEntry{p: f, due: now.Add(p.window), state: entryHeld}
 	p.register(e, keys)
 	p.held = append(p.held, e)
 	p.nHeld++
 	p.account(e)
+	return e
 }
 
 // keep remembers an emitted row; trim then forgets the oldest rows past

@@ -24,7 +24,7 @@ import (
 // agree with its entries (checkPairerBooks). At the end, once every held
 // span is released and every remembered row's memory has passed, nothing
 // is held or remembered, every written row is valid, FINAL has at most one
-// row per span sent, and, without a window, every client and server span
+// row per span sent, and every client and server span
 // of a request answered without error has a row (of its trace and side),
 // crashes or not.
 func FuzzOTLPPairer(f *testing.F) {
@@ -44,6 +44,12 @@ func FuzzOTLPPairer(f *testing.F) {
 	f.Add([]byte{4, 0x08, 0x14, 0x0d, 0, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x0f, 0})
 	f.Add([]byte{4, 0x08, 0x14, 0x15, 0, 0x00, 0x02, 0x17, 0, 0x08, 0x14, 0x05, 0})
 	f.Add([]byte{4, 0x08, 0x14, 0x00, 0x22, 0x15, 0})
+	// With a window and the spool: a held server span and a crash; a held
+	// server span, its client (merged) and a crash; a held server span,
+	// its inner span (folded into the hold) and a crash.
+	f.Add([]byte{5, 0x08, 0x14, 0x15, 0})
+	f.Add([]byte{5, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x15, 0})
+	f.Add([]byte{5, 0x08, 0x14, 0x05, 0, 0x10, 0x26, 0x15, 0, 0x00, 0x02, 0x05, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
@@ -71,20 +77,15 @@ func FuzzOTLPPairer(f *testing.F) {
 		}
 		if data[0]&4 != 0 {
 			r, sp = newOTLPSpoolRig(t, cfg)
-			sp.fsync = fsync
+			sp.fsync, r.o.pair.log.sp.fsync = fsync, fsync
 		} else {
 			r = newOTLPRig(t, cfg, 1<<16)
 		}
 		// crash ends the process as SIGKILL does and starts it again on the
 		// spool: the pairer's memory is gone, ClickHouse keeps its rows.
 		crash := func() {
-			sp.closeFiles()
-			sp.mu.Lock()
-			sp.closed = true // its cleanup's Close must not write a checkpoint
-			sp.mu.Unlock()
-			now := r.now
-			r, sp = newOTLPSpoolRigOn(t, sp.dir, r.ins, cfg)
-			r.now, sp.fsync = now, fsync
+			r, sp = crashOTLP(t, r, sp, cfg)
+			sp.fsync, r.o.pair.log.sp.fsync = fsync, fsync
 		}
 		sent := map[[2]byte]bool{} // the spans sent, by the bytes that made them
 		var acked []testSpan       // client and server spans of requests answered without error
@@ -171,11 +172,11 @@ func FuzzOTLPPairer(f *testing.F) {
 				t.Fatalf("side %q", c.Side)
 			}
 		}
-		if cfg.PairWindow == 0 {
-			// Without a window nothing is held: every span of an answered
-			// request is on disk, and a crash loses none.
-			// By trace and side, a merged row under both: a server span whose
-			// parent is a client span of another tool merges with it.
+		{
+			// Every span of an answered request is on disk, in the spool or,
+			// held, in the pair log, and a crash loses none. By trace and
+			// side, a merged row under both: a server span whose parent is
+			// a client span of another tool merges with it.
 			stored := map[string]bool{}
 			for _, c := range rows {
 				for _, side := range []string{sideClient, sideServer} {

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -302,6 +303,22 @@ const (
 	stepRestore // a retry of a span whose stored row's fsync failed: store the row again
 )
 
+// admitStep is what one linkable call does in admit.
+type admitStep struct {
+	// f is the span's facts (the linkable span's own, not copied:
+	// a step is a few words, where a spanFacts is 360 bytes, and a
+	// request makes a step for each of up to thousands of spans);
+	// once built, those of its fold or merge with e's.
+	f    *spanFacts
+	pf   *packedFacts // f packed, while f is the linkable span's own facts
+	id   *identity    // the identity of its alone row, packed with pf
+	keys []linkKey
+	e    *pairEntry // the entry met, if any
+	kind uint8
+	call int    // index in calls of the row it emits, -1 for none
+	seq  uint64 // a hold's sequence number in the pair log
+}
+
 // admit queues calls and dead letters with the rows that the linkable
 // calls produce against the pairer, all or nothing: when the queue is
 // full nothing changes. It returns the linkable calls accepted and those
@@ -313,19 +330,6 @@ const (
 // the request's answer stands for: its own record, and the records holding
 // the rows of what it found already stored (an exporter retry).
 func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []DeadLetter, linkable []linkableSpan, now time.Time) (int, []linkableSpan, vouch, error) {
-	type step struct {
-		// f is the span's facts (the linkable span's own, not copied:
-		// a step is a few words, where a spanFacts is 360 bytes, and a
-		// request makes a step for each of up to thousands of spans);
-		// once built, those of its fold or merge with e's.
-		f    *spanFacts
-		pf   *packedFacts // f packed, while f is the linkable span's own facts
-		id   *identity    // the identity of its alone row, packed with pf
-		keys []linkKey
-		e    *pairEntry // the entry met, if any
-		kind uint8
-		call int // index in calls of the row it emits, -1 for none
-	}
 	if len(linkable) == 0 {
 		// Nothing meets the pairer: queue without its lock.
 		r, err := o.enqueue(calls, dead)
@@ -333,14 +337,14 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	}
 	p := o.pair
 	p.mu.Lock()
-	steps := make([]step, 0, len(linkable))
+	steps := make([]admitStep, 0, len(linkable))
 	var deferred []linkableSpan
 	room := p.capacity - p.nHeld
 	var promised int64 // footprint of this request's holds
 	met := map[*pairEntry]bool{}
 	for i := range linkable {
 		l := &linkable[i] // a linkableSpan is a span's facts and its row: not copied
-		s := step{f: &l.f, pf: &l.pf, keys: l.keys, call: -1}
+		s := admitStep{f: &l.f, pf: &l.pf, keys: l.keys, call: -1}
 		var rel uint8
 		if !l.built || l.gen != p.gen {
 			// A span built alone met nothing when the request probed: it
@@ -422,12 +426,25 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		}
 		steps = append(steps, s)
 	}
-	r, err := o.enqueue(calls, dead)
+	logStart, logEnd, err := o.logSteps(steps, calls, now)
 	if err != nil {
 		p.mu.Unlock()
 		return 0, nil, vouch{}, err
 	}
-	v := vouch{durable: r, relied: make([]reliance, 0, len(steps))}
+	r, err := o.enqueue(calls, dead)
+	if err != nil {
+		if logEnd != (SpoolPos{}) {
+			if uerr := p.log.undo(); uerr != nil {
+				// The next start holds this request's spans, which its
+				// sender is told to send again: the copy a retry makes is
+				// dropped then (replayPairLog keeps one hold per span).
+				o.log.Warn("pair log: undo a refused request's holds", "err", uerr)
+			}
+		}
+		p.mu.Unlock()
+		return 0, nil, vouch{}, err
+	}
+	v := vouch{durable: r, relied: make([]reliance, 0, len(steps)), logSync: logEnd, log: p.log}
 	stored := func(e *pairEntry) {
 		e.end, e.unsafe = r.end, false
 		v.relied = append(v.relied, reliance{e, r.end})
@@ -435,7 +452,8 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	for _, s := range steps {
 		switch s.kind {
 		case stepHold:
-			p.hold(*s.pf, s.keys, now)
+			e := p.hold(*s.pf, s.keys, now)
+			e.seq, e.logStart, e.logEnd = s.seq, logStart, logEnd
 		case stepEmit:
 			e := &pairEntry{p: *s.pf}
 			p.register(e, s.keys)
@@ -463,6 +481,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			p.register(s.e, s.keys)
 			s.e.p = pack(s.f)
 			p.account(s.e)
+			if logEnd != (SpoolPos{}) {
+				s.e.logEnd = logEnd
+			}
 		case stepFoldKept:
 			p.register(s.e, s.keys)
 			s.e.p = pack(s.f)
@@ -477,6 +498,8 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			if s.e.state == entryKept {
 				v.durable = v.durable.Later(Receipt{end: s.e.end})
 				v.relied = append(v.relied, reliance{s.e, s.e.end})
+			} else if v.logSync.before(s.e.logEnd) {
+				v.logSync = s.e.logEnd // held: its hold must be durable
 			}
 		}
 	}
@@ -485,12 +508,45 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 	return len(steps), deferred, v, nil
 }
 
+// logSteps writes what admit's steps do to held spans to the pair log, in
+// one record, before their rows are queued: new holds (giving each its
+// sequence number), held spans whose facts changed (an inner span folded
+// in), and held spans merged with their other side, with the merged row.
+// It returns where the record starts and ends, zero when there is no log
+// or nothing to write. p.mu is held.
+func (o *OTLP) logSteps(steps []admitStep, calls []Call, now time.Time) (start, end SpoolPos, err error) {
+	l := o.pair.log
+	if l == nil {
+		return start, end, nil
+	}
+	var ops []pairOp
+	for i := range steps {
+		s := &steps[i]
+		switch s.kind {
+		case stepHold:
+			s.seq = l.next()
+			ops = append(ops, pairOp{op: opHold, seq: s.seq, due: now.Add(o.pair.window).UnixMilli(), keys: s.keys, f: s.f})
+		case stepFoldHeld:
+			keys := append(slices.Clip(s.e.keys), s.keys...)
+			ops = append(ops, pairOp{op: opHold, seq: s.e.seq, due: s.e.due.UnixMilli(), keys: keys, f: s.f})
+		case stepMergeHeld:
+			ops = append(ops, pairOp{op: opMerge, seq: s.e.seq, row: &calls[s.call]})
+		}
+	}
+	if len(ops) == 0 {
+		return start, end, nil
+	}
+	return l.append(ops)
+}
+
 // vouch is what a request's answer stands for once admit queued its rows:
 // the spool records to make durable, and the pairer entries whose stored
 // rows those records hold, each with the record end it had then.
 type vouch struct {
 	durable Receipt
 	relied  []reliance
+	logSync SpoolPos // the pair log's records it relies on end here
+	log     *pairLog
 }
 
 type reliance struct {
@@ -503,6 +559,9 @@ type reliance struct {
 // stores their rows again rather than being taken as a duplicate of a row
 // that may be lost.
 func (o *OTLP) settle(v vouch) error {
+	if err := v.log.sync(v.logSync); err != nil {
+		return err
+	}
 	err := o.batcher.Sync(v.durable)
 	if err != nil && len(v.relied) > 0 {
 		p := o.pair
@@ -565,12 +624,17 @@ func (o *OTLP) release(all bool) bool {
 		var st tracesStats
 		st.reasons = map[string]int{}
 		built := due[:0:0]
+		var resolved []pairOp // for the pair log, once the rows are durable
+		var gone []*pairEntry
 		for _, e := range due {
+			if p.log != nil {
+				resolved = append(resolved, pairOp{op: opResolve, seq: e.seq})
+			}
 			f := e.p.unpack()
 			c, err := d.build(&f, nil)
 			if err != nil {
 				d.rejectFacts(&st, &dead, &f, err)
-				p.forget(e)
+				gone = append(gone, e)
 				continue
 			}
 			calls = append(calls, c)
@@ -584,13 +648,35 @@ func (o *OTLP) release(all bool) bool {
 			p.compact(now)
 			return false
 		}
+		for _, e := range gone {
+			p.forget(e)
+		}
 		for i, e := range built {
 			p.keep(e, identityOf(&calls[i]), now)
 			e.end = r.end
 		}
 		p.trim(now)
+		if len(resolved) > 0 {
+			// Not written, these records leave the spans held in the log:
+			// the next start stores their rows again, with their identity.
+			if _, _, err := p.log.append(resolved); err != nil {
+				o.log.Warn("pair log: record spans stored alone", "spans", len(resolved), "err", err)
+			}
+		}
 	}
 	p.compact(now)
+	if p.log != nil {
+		var err error
+		if p.log.sp.cfg.Fsync == FsyncInterval {
+			err = p.log.sp.syncDue()
+		}
+		if err == nil {
+			err = o.commitPairLog()
+		}
+		if err != nil {
+			o.log.Warn("pair log: move its checkpoint", "err", err)
+		}
+	}
 	return true
 }
 

@@ -2,10 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -51,6 +55,7 @@ type Receivers struct {
 }
 
 type receiver struct {
+	name  string // of its pair log's directory (OpenPairLogs)
 	calls *Ingest
 	otlp  *OTLP
 	tools *ToolsIngest
@@ -62,14 +67,14 @@ func NewReceivers(proc *Processor, b *Batcher, m *Metrics, cfg ReceiversConfig, 
 		cfg.MaxConcurrent = 64
 	}
 	r := &Receivers{cfg: cfg, m: m, log: log, sem: make(chan struct{}, cfg.MaxConcurrent), byToken: map[*auth.Token]*receiver{}}
-	build := func(p *Processor, h HTTPConfig) *receiver {
-		rc := &receiver{calls: NewIngest(p, b, m, h, log), otlp: NewOTLP(p, b, m, h, cfg.OTLP, log),
+	build := func(p *Processor, h HTTPConfig, name string) *receiver {
+		rc := &receiver{name: name, calls: NewIngest(p, b, m, h, log), otlp: NewOTLP(p, b, m, h, cfg.OTLP, log),
 			tools: NewToolsIngest(p, m, h, log)}
 		r.all = append(r.all, rc)
 		return rc
 	}
 	if cfg.Tokens.Len() == 0 {
-		r.open = build(proc, cfg.HTTP)
+		r.open = build(proc, cfg.HTTP, "open")
 		return r
 	}
 	for _, t := range cfg.Tokens.WithRole(auth.RoleIngest) {
@@ -79,7 +84,7 @@ func NewReceivers(proc *Processor, b *Batcher, m *Metrics, cfg ReceiversConfig, 
 			p.Decode.Tenants = t.Tenants
 			h.DefaultTenant = t.Tenants[0]
 		}
-		r.byToken[t] = build(&p, h)
+		r.byToken[t] = build(&p, h, tokenLogName(t.Name))
 	}
 	return r
 }
@@ -188,6 +193,52 @@ func (r *Receivers) Run(ctx context.Context) {
 		go func() { defer wg.Done(); rc.otlp.Run(ctx) }()
 	}
 	wg.Wait()
+}
+
+// tokenLogName names the pair log of the receiver of the token named name:
+// a file name, whatever the token's name holds.
+func tokenLogName(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "token-" + hex.EncodeToString(sum[:8])
+}
+
+// OpenPairLogs opens the pair log of every receiver (OTLP.OpenPairLog),
+// recovering the spans a crash left held. A log left by a receiver that is
+// no longer configured (a token removed) is left on disk, with a warning.
+func (r *Receivers) OpenPairLogs() error {
+	for i, rc := range r.all {
+		if err := rc.otlp.OpenPairLog(rc.name); err != nil {
+			for _, o := range r.all[:i] {
+				o.otlp.ClosePairLog()
+			}
+			return err
+		}
+	}
+	if len(r.all) == 0 || r.all[0].otlp.batcher.sp == nil {
+		return nil
+	}
+	dir := filepath.Dir(pairLogDir(r.all[0].otlp.batcher.sp.dir, "x"))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if !slices.ContainsFunc(r.all, func(rc *receiver) bool { return rc.name == e.Name() }) {
+			r.log.Warn("pair log of a receiver no longer configured (an ingest token removed?): the spans it held stay there until that token is configured again",
+				"dir", filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
+// ClosePairLogs closes every receiver's pair log (OTLP.ClosePairLog).
+// Call it after Flush.
+func (r *Receivers) ClosePairLogs() error {
+	var err error
+	for _, rc := range r.all {
+		err = errors.Join(err, rc.otlp.ClosePairLog())
+	}
+	return err
 }
 
 // Flush queues every held OTLP span (OTLP.Flush) of every receiver.

@@ -106,6 +106,8 @@ type Spool struct {
 	m    *Metrics
 	log  *slog.Logger
 	lock *os.File
+	// quiet leaves the gauges to another spool (openSpool).
+	quiet bool
 
 	mu        sync.Mutex
 	seg       *os.File // segment being appended to
@@ -136,6 +138,12 @@ type segment struct {
 // lock, cuts off a torn record at its end and positions the reader at the
 // last checkpoint. It fails when another process holds the directory.
 func OpenSpool(cfg SpoolConfig, m *Metrics, log *slog.Logger) (*Spool, error) {
+	return openSpool(cfg, m, log, false)
+}
+
+// openSpool is OpenSpool; a quiet spool (the pair log) leaves the spool's
+// gauges to the main one, and counts its errors and fsyncs with it.
+func openSpool(cfg SpoolConfig, m *Metrics, log *slog.Logger, quiet bool) (*Spool, error) {
 	if cfg.Fsync == "" {
 		cfg.Fsync = FsyncAlways
 	}
@@ -159,14 +167,16 @@ func OpenSpool(cfg SpoolConfig, m *Metrics, log *slog.Logger) (*Spool, error) {
 		lock.Close()
 		return nil, fmt.Errorf("spool %s is in use by another ingest process (flock: %w); give each process its own -spool-dir", cfg.Dir, err)
 	}
-	s := &Spool{dir: cfg.Dir, cfg: cfg, m: m, log: log, lock: lock, lastSync: time.Now(),
+	s := &Spool{dir: cfg.Dir, cfg: cfg, m: m, log: log, lock: lock, lastSync: time.Now(), quiet: quiet,
 		write: func(f *os.File, b []byte) (int, error) { return f.Write(b) },
 		fsync: (*os.File).Sync}
 	if err := s.open(); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
-	m.spoolCapacity.Set(float64(cfg.MaxBytes))
+	if !quiet {
+		m.spoolCapacity.Set(float64(cfg.MaxBytes))
+	}
 	s.gauges()
 	return s, nil
 }
@@ -655,6 +665,9 @@ func (s *Spool) gauges() {
 }
 
 func (s *Spool) gaugesLocked() {
+	if s.quiet {
+		return
+	}
 	s.m.spoolBytes.Set(float64(s.bytes))
 	s.m.spoolPending.Set(float64(s.pendingLocked()))
 	s.m.spoolSegments.Set(float64(len(s.segs)))

@@ -129,12 +129,18 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 	}
 	recv := pipeline.NewReceivers(proc, batcher, m, pipeline.ReceiversConfig{
 		HTTP: pipeline.HTTPConfig{MaxBodyBytes: 16 << 20, MaxDecompressedBytes: 128 << 20}}, log)
+	if err := recv.OpenPairLogs(); err != nil {
+		spool.Close()
+		conn.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/calls", recv.Calls())
 	mux.Handle("/v1/traces", recv.Traces())
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		recv.ClosePairLogs()
 		spool.Close()
 		conn.Close()
 		return nil, err
@@ -154,7 +160,7 @@ func startIngestInProcess(ctx context.Context, chAddr, db, dir string) (*ingest,
 		err = errors.Join(err, recv.Flush(stopCtx))
 		cancel()
 		wg.Wait()
-		err = errors.Join(err, batcher.Drain(stopCtx), proc.Tools.Drain(stopCtx), spool.Close())
+		err = errors.Join(err, recv.ClosePairLogs(), batcher.Drain(stopCtx), proc.Tools.Drain(stopCtx), spool.Close())
 		conn.Close()
 		return err
 	}}, nil

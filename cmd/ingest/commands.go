@@ -89,6 +89,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 	recv := pipeline.NewReceivers(proc, batcher, m, pipeline.ReceiversConfig{HTTP: cfg.http, OTLP: cfg.otlp,
 		Tokens: tokens, MaxConcurrent: cfg.ops.maxConcurrent}, log)
+	if err := recv.OpenPairLogs(); err != nil { // the spans a crash left held
+		return err
+	}
+	defer recv.ClosePairLogs() // a no-op when the shutdown path closed them
 	mux := http.NewServeMux()
 	mux.Handle("/v1/calls", recv.Calls())
 	mux.Handle("/v1/traces", recv.Traces())
@@ -170,6 +174,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	log.Info("otlp pairs flushed", "took", time.Since(start).String(), "left", recv.Held())
 	cancelRun()
 	wg.Wait()
+	err = errors.Join(err, recv.ClosePairLogs())             // what Flush left held stays for the next start
 	err = errors.Join(serveErr, err, batcher.Drain(stopCtx)) // 2. flush what is queued
 	log.Info("queue drained", "took", time.Since(start).String(), "left", batcher.Queued())
 	if proc.Tools != nil {

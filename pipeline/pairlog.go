@@ -1,0 +1,498 @@
+package pipeline
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// The pair log makes the spans the pairer holds durable (docs/otel.md, "One
+// call, two spans"). A span held for its other side was acknowledged to its
+// exporter but is not a row yet; without the log a crash lost it. The log
+// is a Spool of its own, in <spool-dir>/pairs/<receiver>, with the spool's
+// fsync policy, and its records say what each admit round and each release
+// did to the held spans:
+//
+//   - hold: a span is held (or a held span's facts changed, an inner span
+//     folded in), with its sequence number, its due time, its index keys
+//     and its facts;
+//   - merge: a held span met its other side; the record carries the merged
+//     row, and is appended before that row is queued, so that a crash
+//     between the two replays the merged row rather than the held span
+//     alone (whose row has another identity: the call would count twice);
+//   - resolve: a held span was stored alone (after its row was queued and
+//     made durable) or given up (its row could not be built);
+//   - undo: the record before it is void, its rows refused by the queue.
+//
+// On start (OTLP.OpenPairLog) the log from its checkpoint is read: the
+// rows of merges are queued again (a copy of a stored row has its identity
+// and version, which FINAL and the merges fold), and the spans still held
+// are held again until their due time. The checkpoint follows the oldest
+// span still held, after the main spool is durable up to the rows queued
+// before it.
+//
+// A record's payload is the version byte, its kind (pairOps or pairUndo)
+// and, for pairOps, a uvarint count of operations, each an op byte, the
+// held span's sequence number (uvarint), and for a hold its due time (unix
+// ms, varint), its keys (a uvarint count, 24 bytes each) and its facts
+// (appendFacts); for a merge the row (appendCall, as a spool record of
+// recordVersion).
+
+const (
+	pairLogVersion byte = 1
+
+	pairOps  byte = 1
+	pairUndo byte = 2
+
+	opHold    byte = 1
+	opMerge   byte = 2
+	opResolve byte = 3
+
+	// pairLogSegmentBytes keeps the log's segments small: a segment is
+	// deleted once the checkpoint passes it, and the spans held span a
+	// pair window of traffic.
+	pairLogSegmentBytes = 4 << 20
+)
+
+var errBadPairRecord = errors.New("malformed pair log record")
+
+// pairOp is one operation of a pair log record.
+type pairOp struct {
+	op   byte
+	seq  uint64
+	due  int64 // hold: unix ms
+	keys []linkKey
+	f    *spanFacts // hold
+	row  *Call      // merge
+}
+
+// pairLog is the pairer's log; the pairer's lock guards it.
+type pairLog struct {
+	sp  *Spool
+	seq uint64 // the last sequence number given
+	buf []byte
+}
+
+// next returns a new sequence number.
+func (l *pairLog) next() uint64 {
+	l.seq++
+	return l.seq
+}
+
+// append writes ops as one record and returns where it starts and ends.
+func (l *pairLog) append(ops []pairOp) (start, end SpoolPos, err error) {
+	b := append(l.buf[:0], make([]byte, recordHeader)...)
+	b = append(b, pairLogVersion, pairOps)
+	b = binary.AppendUvarint(b, uint64(len(ops)))
+	for i := range ops {
+		b = appendPairOp(b, &ops[i])
+	}
+	start, end, err = l.sp.appendFramed(b)
+	if cap(b) <= 1<<20 {
+		l.buf = b[:0]
+	}
+	if err != nil {
+		return start, end, fmt.Errorf("pair log: %w", err)
+	}
+	return start, end, nil
+}
+
+// undo voids the record just appended: the queue refused its rows.
+func (l *pairLog) undo() error {
+	if _, _, err := l.sp.Append([]byte{pairLogVersion, pairUndo}); err != nil {
+		return fmt.Errorf("pair log: %w", err)
+	}
+	return nil
+}
+
+// sync makes the log durable up to end under -spool-fsync=always.
+func (l *pairLog) sync(end SpoolPos) error {
+	if l == nil || l.sp.cfg.Fsync != FsyncAlways || end == (SpoolPos{}) {
+		return nil
+	}
+	if err := l.sp.Sync(end); err != nil {
+		return fmt.Errorf("pair log: %w", err)
+	}
+	return nil
+}
+
+func appendPairOp(b []byte, o *pairOp) []byte {
+	b = append(b, o.op)
+	b = binary.AppendUvarint(b, o.seq)
+	switch o.op {
+	case opHold:
+		b = binary.AppendVarint(b, o.due)
+		b = binary.AppendUvarint(b, uint64(len(o.keys)))
+		for _, k := range o.keys {
+			b = append(b, k[:]...)
+		}
+		b = appendFacts(b, o.f)
+	case opMerge:
+		b = appendCall(b, o.row)
+	}
+	return b
+}
+
+// appendFacts encodes f field by field; readFacts decodes it. A test
+// round-trips facts with every field set.
+func appendFacts(b []byte, f *spanFacts) []byte {
+	b = binary.AppendVarint(b, int64(f.index))
+	b = append(b, f.trace[:]...)
+	b = append(b, f.span[:]...)
+	b = append(b, f.parent[:]...)
+	var flags byte
+	for i, v := range [...]bool{f.folded, f.tenantSet, f.serverSet, f.argsLossy, f.noResp, f.rpcErr} {
+		if v {
+			flags |= 1 << i
+		}
+	}
+	b = append(b, flags, f.argsKind, f.info)
+	b = binary.AppendVarint(b, f.timeMs)
+	b = binary.AppendVarint(b, f.durMs)
+	b = binary.AppendVarint(b, f.rpcCode)
+	b = binary.AppendVarint(b, int64(f.isError))
+	b = binary.AppendVarint(b, int64(f.blocks))
+	b = appendStr(b, f.side)
+	b = binary.AppendUvarint(b, uint64(len(f.links)))
+	for _, l := range f.links {
+		b = append(b, l[:]...)
+	}
+	for _, s := range f.strs() {
+		b = appendStr(b, *s)
+	}
+	return appendStrs(b, f.texts)
+}
+
+// bytes reads n bytes, or fails.
+func (r *recordReader) bytes(n int) []byte {
+	if len(r.p) < n {
+		r.fail()
+		return make([]byte, n)
+	}
+	v := r.p[:n]
+	r.p = r.p[n:]
+	return v
+}
+
+func (r *recordReader) facts(f *spanFacts) {
+	f.index = int(r.varint())
+	copy(f.trace[:], r.bytes(16))
+	copy(f.span[:], r.bytes(8))
+	copy(f.parent[:], r.bytes(8))
+	flags := r.byte()
+	for i, v := range [...]*bool{&f.folded, &f.tenantSet, &f.serverSet, &f.argsLossy, &f.noResp, &f.rpcErr} {
+		*v = flags&(1<<i) != 0
+	}
+	f.argsKind, f.info = r.byte(), r.byte()
+	f.timeMs, f.durMs, f.rpcCode = r.varint(), r.varint(), r.varint()
+	f.isError, f.blocks = int8(r.varint()), int32(r.varint())
+	f.side = sideConst(r.str())
+	n := r.uvarint()
+	if n > uint64(len(r.p))/8 {
+		r.fail()
+		return
+	}
+	if n > 0 {
+		f.links = make([]pcommon.SpanID, n)
+		for i := range f.links {
+			copy(f.links[i][:], r.bytes(8))
+		}
+	}
+	for _, s := range f.strs() {
+		*s = r.str()
+	}
+	f.texts = r.strs()
+}
+
+// sideConst returns the constant for side, so that a decoded side compares
+// as the decoder's own do and costs no memory.
+func sideConst(side string) string {
+	for _, c := range [...]string{sideClient, sideServer, sideBoth} {
+		if side == c {
+			return c
+		}
+	}
+	return side
+}
+
+// decodePairRecord decodes a pair log record payload. Its strings are
+// copies.
+func decodePairRecord(p []byte) (undo bool, ops []pairOp, err error) {
+	if len(p) < 2 || p[0] != pairLogVersion {
+		return false, nil, fmt.Errorf("%w: version %v", errBadPairRecord, p[:min(len(p), 1)])
+	}
+	switch p[1] {
+	case pairUndo:
+		if len(p) != 2 {
+			return false, nil, fmt.Errorf("%w: %d bytes after an undo", errBadPairRecord, len(p)-2)
+		}
+		return true, nil, nil
+	case pairOps:
+	default:
+		return false, nil, fmt.Errorf("%w: kind %d", errBadPairRecord, p[1])
+	}
+	r := &recordReader{p: p[2:], version: recordVersion}
+	n := r.uvarint()
+	if n > uint64(len(r.p))/2 {
+		return false, nil, fmt.Errorf("%w: %d operations in %d bytes", errBadPairRecord, n, len(r.p))
+	}
+	ops = make([]pairOp, 0, n)
+	for range n {
+		o := pairOp{op: r.byte(), seq: r.uvarint()}
+		switch o.op {
+		case opHold:
+			o.due = r.varint()
+			k := r.uvarint()
+			if k > uint64(len(r.p))/24 {
+				return false, nil, fmt.Errorf("%w: %d keys in %d bytes", errBadPairRecord, k, len(r.p))
+			}
+			if k > 0 {
+				o.keys = make([]linkKey, k)
+			}
+			for i := range o.keys {
+				copy(o.keys[i][:], r.bytes(24))
+			}
+			o.f = &spanFacts{}
+			r.facts(o.f)
+		case opMerge:
+			o.row = &Call{}
+			r.call(o.row)
+		case opResolve:
+		default:
+			return false, nil, fmt.Errorf("%w: operation %d", errBadPairRecord, o.op)
+		}
+		if r.err != nil {
+			break
+		}
+		ops = append(ops, o)
+	}
+	if r.err == nil && len(r.p) != 0 {
+		r.err = fmt.Errorf("%w: %d trailing bytes", errBadPairRecord, len(r.p))
+	}
+	if r.err != nil {
+		return false, nil, fmt.Errorf("pair log: %w", r.err)
+	}
+	return false, ops, nil
+}
+
+// recoveredHold is a span the log says is held, or was, after a replay.
+type recoveredHold struct {
+	seq        uint64
+	due        int64
+	keys       []linkKey
+	f          *spanFacts
+	start, end SpoolPos // of its first and latest hold records
+	row        *Call    // a merge's row
+	done       bool     // merged, stored alone or given up
+}
+
+// replayPairLog reads sp from its checkpoint and returns what its records
+// left: the rows of merges, in log order, the spans still held, in due
+// order (of two holds of one span, a request and its exporter's retry
+// whose first answer was an error, the later), and the last sequence
+// number used.
+func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, err error) {
+	bySeq := map[uint64]*recoveredHold{}
+	var order []*recoveredHold
+	type record struct {
+		ops        []pairOp
+		start, end SpoolPos
+	}
+	var pending *record // the last record, void if an undo follows
+	apply := func(rec *record) {
+		for i := range rec.ops {
+			o := &rec.ops[i]
+			last = max(last, o.seq)
+			h := bySeq[o.seq]
+			switch o.op {
+			case opHold:
+				if h == nil || h.done {
+					h = &recoveredHold{seq: o.seq, start: rec.start}
+					bySeq[o.seq] = h
+					order = append(order, h)
+				}
+				h.due, h.keys, h.f, h.end = o.due, o.keys, o.f, rec.end
+			case opMerge:
+				if h == nil {
+					h = &recoveredHold{seq: o.seq, start: rec.start}
+					bySeq[o.seq] = h
+					order = append(order, h)
+				}
+				h.row, h.done = o.row, true
+			case opResolve:
+				if h != nil {
+					h.done = true
+				}
+			}
+		}
+	}
+	pos := sp.Committed()
+	var bad error
+	_, err = sp.Read(pos, sp.Head(), func(p []byte, end SpoolPos) bool {
+		start := pos
+		pos = end
+		undo, ops, err := decodePairRecord(p)
+		if err != nil {
+			bad = err
+			return false
+		}
+		if undo {
+			pending = nil
+			return true
+		}
+		if pending != nil {
+			apply(pending)
+		}
+		pending = &record{ops: ops, start: start, end: end}
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if pending != nil {
+		apply(pending)
+	}
+	latest := map[[24]byte]*recoveredHold{}
+	for _, h := range order {
+		if h.row != nil {
+			rows = append(rows, *h.row)
+		}
+		if h.done {
+			continue
+		}
+		k := makeLinkKey(h.f.trace, h.f.span)
+		if prev := latest[k]; prev != nil {
+			prev.done = true
+		}
+		latest[k] = h
+	}
+	for _, h := range order {
+		if !h.done {
+			held = append(held, h)
+		}
+	}
+	slices.SortStableFunc(held, func(a, b *recoveredHold) int { return cmp.Compare(a.due, b.due) })
+	return rows, held, last, nil
+}
+
+// pairLogDir is where the receiver named name keeps its pair log.
+func pairLogDir(spoolDir, name string) string {
+	return filepath.Join(spoolDir, "pairs", name)
+}
+
+// OpenPairLog opens the log of the spans this receiver holds, in the
+// directory pairs/name of its Batcher's spool, and recovers what a crash
+// left in it: the rows of merges are queued again and the spans still held
+// are held again, until their due time (a span whose time passed while the
+// process was down is stored alone at the first release). Without a spool
+// there is nothing to open. Call it before serving; ClosePairLog closes it.
+func (o *OTLP) OpenPairLog(name string) error {
+	b := o.batcher
+	if b.sp == nil {
+		return nil
+	}
+	cfg := b.sp.cfg
+	cfg.Dir = pairLogDir(cfg.Dir, name)
+	cfg.SegmentBytes = min(cfg.MaxBytes/8, pairLogSegmentBytes)
+	sp, err := openSpool(cfg, o.m, o.log, true)
+	if err != nil {
+		return fmt.Errorf("pair log: %w", err)
+	}
+	rows, held, last, err := replayPairLog(sp)
+	if err != nil {
+		sp.Close()
+		return fmt.Errorf("pair log %s: %w", cfg.Dir, err)
+	}
+	if len(rows) > 0 {
+		r, err := b.Enqueue(rows, nil)
+		if err == nil {
+			err = b.Sync(r)
+		}
+		if err != nil {
+			sp.Close()
+			return fmt.Errorf("pair log %s: queue %d merged rows: %w", cfg.Dir, len(rows), err)
+		}
+	}
+	p := o.pair
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range held {
+		e := &pairEntry{p: pack(h.f), due: time.UnixMilli(h.due), state: entryHeld, seq: h.seq, logStart: h.start, logEnd: h.end}
+		p.register(e, h.keys)
+		p.held = append(p.held, e)
+		p.nHeld++
+		p.account(e)
+	}
+	p.log = &pairLog{sp: sp, seq: last}
+	p.observe()
+	o.m.pairRecovered.WithLabelValues("held").Add(float64(len(held)))
+	o.m.pairRecovered.WithLabelValues("merged").Add(float64(len(rows)))
+	if len(held) > 0 || len(rows) > 0 {
+		o.log.Info("pair log recovered", "dir", cfg.Dir, "held", len(held), "merged_rows", len(rows))
+	}
+	return o.commitPairLog()
+}
+
+// commitPairLog moves the log's checkpoint to the oldest span still held
+// (to its head when none is), once the main spool is durable up to the
+// merged rows queued before it. p.mu is held, or the log not yet shared.
+func (o *OTLP) commitPairLog() error {
+	p := o.pair
+	l := p.log
+	if l == nil {
+		return nil
+	}
+	to := l.sp.Head()
+	for _, e := range p.held {
+		if e.state == entryHeld {
+			to = e.logStart
+			break
+		}
+	}
+	if !l.sp.Committed().before(to) {
+		return nil
+	}
+	if b := o.batcher.sp; b.cfg.Fsync == FsyncAlways {
+		if err := b.Sync(b.Head()); err != nil {
+			return err
+		}
+	}
+	if err := l.sp.Commit(to); err != nil {
+		return fmt.Errorf("pair log: %w", err)
+	}
+	o.m.pairLogBytes.Set(float64(l.sp.Bytes()))
+	return nil
+}
+
+// ClosePairLog closes the pair log. When it holds nothing (Flush stored
+// every held span), its directory is removed; otherwise the next
+// OpenPairLog recovers what it holds.
+func (o *OTLP) ClosePairLog() error {
+	p := o.pair
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.log
+	if l == nil {
+		return nil
+	}
+	err := o.commitPairLog()
+	empty := err == nil && p.nHeld == 0 && l.sp.Committed() == l.sp.Head()
+	err = errors.Join(err, l.sp.Close())
+	p.log = nil
+	if empty && err == nil {
+		if rerr := os.RemoveAll(l.sp.dir); rerr != nil {
+			o.log.Warn("pair log: remove its empty directory", "dir", l.sp.dir, "err", rerr)
+		}
+	}
+	return err
+}

@@ -1,0 +1,367 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/mcplens/mcplens/auth"
+)
+
+// fullFacts returns span facts with every field set to a value that is not
+// its zero; a field it does not know fails t, so that a field added to
+// spanFacts without a line in appendFacts fails the round trip.
+func fullFacts(t testing.TB, seed int) spanFacts {
+	t.Helper()
+	var f spanFacts
+	var fill func(v reflect.Value, name string)
+	n := seed * 100
+	fill = func(v reflect.Value, name string) {
+		n++
+		v = reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem() // unexported fields too
+		switch v.Kind() {
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				fill(v.Field(i), v.Type().Field(i).Name)
+			}
+		case reflect.String:
+			if name == "side" {
+				v.SetString(sideServer)
+				return
+			}
+			v.SetString(fmt.Sprintf("%s-%d-é", name, n))
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int, reflect.Int8, reflect.Int32, reflect.Int64:
+			v.SetInt(int64(-n))
+		case reflect.Uint8:
+			v.SetUint(uint64(n))
+		case reflect.Array:
+			for i := 0; i < v.Len(); i++ {
+				v.Index(i).SetUint(uint64(n + i))
+			}
+		case reflect.Slice:
+			switch v.Type().Elem() {
+			case reflect.TypeOf(""):
+				v.Set(reflect.ValueOf([]string{fmt.Sprint("a", n), "", fmt.Sprint("b", n)}))
+			case reflect.TypeOf(pcommon.SpanID{}):
+				v.Set(reflect.ValueOf([]pcommon.SpanID{{1, 2, 3, byte(n)}, {9, byte(n)}}))
+			default:
+				t.Fatalf("fullFacts: field %s is a slice of %s; teach fullFacts and appendFacts about it", name, v.Type().Elem())
+			}
+		default:
+			t.Fatalf("fullFacts: field %s has kind %s; teach fullFacts and appendFacts about it", name, v.Kind())
+		}
+	}
+	fill(reflect.ValueOf(&f).Elem(), "")
+	return f
+}
+
+func TestPairLogRecordRoundTripsEveryField(t *testing.T) {
+	f := fullFacts(t, 1)
+	row := fullCall(t, 2)
+	keys := []linkKey{makeLinkKey(f.trace, f.span), makeLinkKey(f.trace, f.parent)}
+	ops := []pairOp{
+		{op: opHold, seq: 7, due: 1780000010000, keys: keys, f: &f},
+		{op: opHold, seq: 1 << 40, due: -5, f: &spanFacts{side: sideClient}},
+		{op: opMerge, seq: 7, row: &row},
+		{op: opResolve, seq: 300},
+	}
+	var b []byte
+	b = append(b, pairLogVersion, pairOps, byte(len(ops)))
+	for i := range ops {
+		b = appendPairOp(b, &ops[i])
+	}
+	undo, got, err := decodePairRecord(b)
+	if err != nil || undo {
+		t.Fatalf("decode: undo %v, %v", undo, err)
+	}
+	if len(got) != len(ops) {
+		t.Fatalf("%d operations decoded, want %d", len(got), len(ops))
+	}
+	for i := range ops {
+		w, g := ops[i], got[i]
+		if !reflect.DeepEqual(w, g) {
+			t.Errorf("operation %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+	if got[0].f.side != sideServer || &got[0].f.side == &f.side {
+		t.Errorf("side %q", got[0].f.side)
+	}
+	if undo, ops, err := decodePairRecord([]byte{pairLogVersion, pairUndo}); err != nil || !undo || ops != nil {
+		t.Errorf("undo record: %v %v %v", undo, ops, err)
+	}
+	for _, bad := range [][]byte{nil, {9, pairOps, 0}, {pairLogVersion, 9}, {pairLogVersion, pairUndo, 0},
+		{pairLogVersion, pairOps, 1, 9, 1}, b[:len(b)-1], append(append([]byte(nil), b...), 0)} {
+		if _, _, err := decodePairRecord(bad); !errors.Is(err, errBadPairRecord) && !errors.Is(err, errBadRecord) {
+			t.Errorf("decode %x: %v, want a malformed record", bad, err)
+		}
+	}
+}
+
+// FuzzDecodePairRecord: no input panics the pair log's decoder, and what it
+// decodes encodes to a record that decodes to the same operations.
+func FuzzDecodePairRecord(f *testing.F) {
+	fa := fullFacts(f, 1)
+	row := fullCall(f, 3)
+	for _, ops := range [][]pairOp{
+		{{op: opHold, seq: 1, due: 99, keys: []linkKey{{1}}, f: &fa}},
+		{{op: opMerge, seq: 2, row: &row}, {op: opResolve, seq: 1}},
+	} {
+		b := []byte{pairLogVersion, pairOps, byte(len(ops))}
+		for i := range ops {
+			b = appendPairOp(b, &ops[i])
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{pairLogVersion, pairUndo})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		undo, ops, err := decodePairRecord(b)
+		if err != nil || undo {
+			return
+		}
+		again := []byte{pairLogVersion, pairOps}
+		again = appendUvarintBytes(again, len(ops))
+		for i := range ops {
+			again = appendPairOp(again, &ops[i])
+		}
+		_, ops2, err := decodePairRecord(again)
+		if err != nil {
+			t.Fatalf("re-encoded record: %v", err)
+		}
+		if !reflect.DeepEqual(ops, ops2) {
+			t.Fatalf("round trip changed the operations:\n%+v\n%+v", ops, ops2)
+		}
+	})
+}
+
+func appendUvarintBytes(b []byte, n int) []byte {
+	for n >= 0x80 {
+		b = append(b, byte(n)|0x80)
+		n >>= 7
+	}
+	return append(b, byte(n))
+}
+
+// TestOTLPHeldSpansSurviveACrash: with a pair window, a span held for its
+// other side was acknowledged; a crash (no Flush) must not lose it, nor
+// count its call twice.
+func TestOTLPHeldSpansSurviveACrash(t *testing.T) {
+	cfg := OTLPConfig{PairWindow: 10 * time.Second}
+	t.Run("held, then its other side after the restart", func(t *testing.T) {
+		r, sp := newOTLPSpoolRig(t, cfg)
+		r.send(t, serverSide)
+		if r.o.Held() != 1 {
+			t.Fatalf("%d held, want 1", r.o.Held())
+		}
+		r, _ = crashOTLP(t, r, sp, cfg)
+		if r.o.Held() != 1 {
+			t.Fatalf("after the restart %d held, want the server span", r.o.Held())
+		}
+		r.send(t, clientSide)
+		rows := r.drain(t)
+		// The row a process without a crash writes.
+		w, _ := newOTLPSpoolRig(t, cfg)
+		w.send(t, serverSide)
+		w.send(t, clientSide)
+		want := w.drain(t)
+		if len(rows) != 1 || len(want) != 1 || rowKey(rows[0]) != rowKey(want[0]) || rows[0].Side != sideBoth || rows[0].Category != "RATE_LIMITED" {
+			t.Fatalf("rows %+v; want one merged row, %+v", rows, want)
+		}
+	})
+	t.Run("its window passed while the process was down", func(t *testing.T) {
+		r, sp := newOTLPSpoolRig(t, cfg)
+		r.send(t, serverSide)
+		r, _ = crashOTLP(t, r, sp, cfg)
+		r.now = r.now.Add(time.Minute)
+		r.o.release(false)
+		if r.o.Held() != 0 {
+			t.Fatalf("%d held after the window", r.o.Held())
+		}
+		rows := r.drain(t)
+		if len(rows) != 1 || rows[0].Side != sideServer {
+			t.Fatalf("rows %+v; want the server span alone", rows)
+		}
+	})
+	t.Run("merged before the crash: one row", func(t *testing.T) {
+		r, sp := newOTLPSpoolRig(t, cfg)
+		r.send(t, serverSide)
+		r.send(t, clientSide)
+		r, _ = crashOTLP(t, r, sp, cfg)
+		if r.o.Held() != 0 {
+			t.Fatalf("%d held after the restart; the merge resolved the hold", r.o.Held())
+		}
+		r.o.release(true)
+		rows := final(r.drain(t))
+		if len(rows) != 1 {
+			t.Fatalf("%d rows under FINAL, want the merged one: %+v", len(rows), rows)
+		}
+		for _, c := range rows {
+			if c.Side != sideBoth {
+				t.Fatalf("row %+v, want the merged row", c)
+			}
+		}
+	})
+	t.Run("an inner span folded into the hold", func(t *testing.T) {
+		r, sp := newOTLPSpoolRig(t, cfg)
+		inner := clientSide // an MCP client span under the held one (a GenAI execute_tool span's place)
+		inner.span, inner.parent, inner.startMs = 3, 1, 5001
+		r.send(t, clientSide)
+		held := r.o.pair.held[0]
+		before := held.logEnd
+		r.send(t, inner)
+		if held.state != entryHeld || !before.before(held.logEnd) || !held.p.unpack().folded {
+			t.Fatalf("the inner span did not fold into the hold (state %d)", held.state)
+		}
+		r, _ = crashOTLP(t, r, sp, cfg)
+		if r.o.Held() != 1 {
+			t.Fatalf("%d held after the restart, want 1", r.o.Held())
+		}
+		f := r.o.pair.held[0].p.unpack()
+		if !f.folded {
+			t.Fatal("the recovered hold lost its folded inner span")
+		}
+	})
+	t.Run("a refused request's holds are undone", func(t *testing.T) {
+		r, sp := newOTLPSpoolRig(t, cfg)
+		root := serverSide // no parent: stored at once, so the request queues a row
+		root.trace, root.span, root.parent = 4, 5, 0
+		sp.mu.Lock()
+		sp.cfg.MaxBytes = 1 // the queue refuses every row
+		sp.mu.Unlock()
+		if _, _, err := r.o.Consume(tracesOf(serverSide, root)); !errors.Is(err, ErrBufferFull) {
+			t.Fatalf("consume: %v, want a full spool", err)
+		}
+		if r.o.Held() != 0 {
+			t.Fatalf("%d held after a refused request", r.o.Held())
+		}
+		r, _ = crashOTLP(t, r, sp, cfg)
+		if r.o.Held() != 0 {
+			t.Fatalf("%d held after the restart: the refused request's hold came back", r.o.Held())
+		}
+	})
+	t.Run("a merge whose row the spool lost is queued from the log", func(t *testing.T) {
+		dir := t.TempDir()
+		r, sp := newOTLPSpoolRigOn(t, dir, &memInserter{}, cfg)
+		row := fullCall(t, 4)
+		f := fullFacts(t, 5)
+		r.o.pair.mu.Lock()
+		l := r.o.pair.log
+		_, _, err := l.append([]pairOp{{op: opHold, seq: l.next(), due: 1, keys: []linkKey{{1}}, f: &f}})
+		if err == nil {
+			_, _, err = l.append([]pairOp{{op: opMerge, seq: l.seq, row: &row}})
+		}
+		r.o.pair.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ = crashOTLP(t, r, sp, cfg) // as if between the log's record and the queue
+		if r.o.Held() != 0 {
+			t.Fatalf("%d held", r.o.Held())
+		}
+		rows := r.drain(t)
+		if len(rows) != 1 || !reflect.DeepEqual(rows[0], row) {
+			t.Fatalf("rows %+v, want the logged merge's row", rows)
+		}
+	})
+	t.Run("a clean shutdown leaves no log", func(t *testing.T) {
+		dir := t.TempDir()
+		ins := &memInserter{}
+		r, sp := newOTLPSpoolRigOn(t, dir, ins, cfg)
+		r.send(t, serverSide)
+		if err := r.o.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.o.ClosePairLog(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(pairLogDir(dir, "open")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the pair log's directory after a clean close: %v", err)
+		}
+		r.drain(t)
+		if err := sp.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, _ = newOTLPSpoolRigOn(t, dir, ins, cfg)
+		if r.o.Held() != 0 {
+			t.Fatalf("%d held after a clean restart", r.o.Held())
+		}
+		if rows := r.drain(t); len(rows) != 1 {
+			t.Fatalf("%d rows, want the server span's once", len(rows))
+		}
+	})
+	t.Run("a hold is answered once durable", func(t *testing.T) {
+		r, _ := newOTLPSpoolRig(t, cfg)
+		failFsyncs(r.o.pair.log.sp, 1)
+		if _, _, err := r.o.Consume(tracesOf(serverSide)); err == nil {
+			t.Fatal("the pair log's fsync failed but the request was accepted")
+		}
+		synced := r.o.pair.log.sp.synced
+		r.send(t, serverSide) // the exporter's retry: the hold's fsync again
+		if !synced.before(r.o.pair.log.sp.synced) {
+			t.Fatalf("the retry of a held span was answered without its hold's fsync (synced at %+v)", synced)
+		}
+	})
+	t.Run("the checkpoint follows the oldest hold", func(t *testing.T) {
+		r, _ := newOTLPSpoolRig(t, cfg)
+		l := r.o.pair.log.sp
+		r.send(t, serverSide)
+		first := l.Head()
+		r.now = r.now.Add(time.Second)
+		other := serverSide
+		other.trace = 5
+		r.send(t, other)
+		r.now = r.now.Add(9500 * time.Millisecond) // the first hold's window passed, not the second's
+		r.o.release(false)
+		if c := l.Committed(); c.before(first) || !c.before(l.Head()) || r.o.Held() != 1 {
+			t.Fatalf("checkpoint %+v with the first hold ending at %+v, head %+v, %d held", c, first, l.Head(), r.o.Held())
+		}
+		r.now = r.now.Add(time.Second)
+		r.o.release(false)
+		if l.Committed() != l.Head() {
+			t.Fatalf("checkpoint %+v, head %+v: nothing is held", l.Committed(), l.Head())
+		}
+	})
+}
+
+func TestReceiversKeepAPairLogPerToken(t *testing.T) {
+	tokens, err := auth.Parse("test", []byte(receiverTokens))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sp, m := openTestSpool(t, dir, SpoolConfig{Fsync: FsyncAlways})
+	t.Cleanup(func() { sp.Close() })
+	b := NewSpooledBatcher(&memInserter{}, sp, BatchConfig{BatchSize: 1, QueueCapacity: 100, FlushEvery: time.Hour}, m, quietLog())
+	if err := os.MkdirAll(pairLogDir(dir, "token-gone"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	r := NewReceivers(&Processor{}, b, m, ReceiversConfig{Tokens: tokens, OTLP: OTLPConfig{PairWindow: time.Second}}, quietLog())
+	if err := r.OpenPairLogs(); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, rc := range r.all {
+		if _, err := os.Stat(filepath.Join(pairLogDir(dir, rc.name), lockName)); err != nil {
+			t.Errorf("receiver %s: %v", rc.name, err)
+		}
+		names[rc.name] = true
+	}
+	if len(names) != len(r.all) || len(r.all) < 2 {
+		t.Fatalf("%d receivers, %d pair log names", len(r.all), len(names))
+	}
+	if err := r.ClosePairLogs(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "pairs"))
+	if len(entries) != 1 || entries[0].Name() != "token-gone" {
+		t.Fatalf("after a clean close the pairs directory holds %v, want the unconfigured receiver's log only", entries)
+	}
+}
