@@ -88,7 +88,7 @@ func (l *pairLog) next() uint64 {
 
 // append writes ops as one record and returns where it starts and ends.
 func (l *pairLog) append(ops []pairOp) (start, end SpoolPos, err error) {
-	b := append(l.buf[:0], make([]byte, recordHeader)...)
+	b := append(l.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0) // the header's place (appendFramed)
 	b = append(b, pairLogVersion, pairOps)
 	b = binary.AppendUvarint(b, uint64(len(ops)))
 	for i := range ops {
@@ -112,9 +112,14 @@ func (l *pairLog) undo() error {
 	return nil
 }
 
+// syncs reports whether sync(end) has an fsync to do.
+func (l *pairLog) syncs(end SpoolPos) bool {
+	return l != nil && l.sp.cfg.Fsync == FsyncAlways && end != (SpoolPos{})
+}
+
 // sync makes the log durable up to end under -spool-fsync=always.
 func (l *pairLog) sync(end SpoolPos) error {
-	if l == nil || l.sp.cfg.Fsync != FsyncAlways || end == (SpoolPos{}) {
+	if !l.syncs(end) {
 		return nil
 	}
 	if err := l.sp.Sync(end); err != nil {
@@ -334,14 +339,16 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 		}
 	}
 	pos := sp.Committed()
-	var bad error
 	_, err = sp.Read(pos, sp.Head(), func(p []byte, end SpoolPos) bool {
 		start := pos
 		pos = end
 		undo, ops, err := decodePairRecord(p)
 		if err != nil {
-			bad = err
-			return false
+			// Whole (its checksum holds) but not a record this build
+			// writes: skipped, as the spool skips what it cannot read.
+			sp.log.Error("pair log: a record this build cannot read; skipping it", "dir", sp.dir, "end", end, "err", err)
+			sp.m.spoolErrors.WithLabelValues("corrupt").Inc()
+			return true
 		}
 		if undo {
 			pending = nil
@@ -353,9 +360,6 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 		pending = &record{ops: ops, start: start, end: end}
 		return true
 	})
-	if err == nil {
-		err = bad
-	}
 	if err != nil {
 		return nil, nil, 0, err
 	}

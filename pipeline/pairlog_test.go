@@ -271,6 +271,17 @@ func TestOTLPHeldSpansSurviveACrash(t *testing.T) {
 			t.Fatalf("rows %+v, want the logged merge's row", rows)
 		}
 	})
+	t.Run("a record this build cannot read is skipped", func(t *testing.T) {
+		r, sp := newOTLPSpoolRig(t, cfg)
+		if _, _, err := r.o.pair.log.sp.Append([]byte{pairLogVersion + 1, pairOps}); err != nil {
+			t.Fatal(err)
+		}
+		r.send(t, serverSide)
+		r, _ = crashOTLP(t, r, sp, cfg)
+		if r.o.Held() != 1 {
+			t.Fatalf("%d held after the restart, want the hold after the unreadable record", r.o.Held())
+		}
+	})
 	t.Run("a clean shutdown leaves no log", func(t *testing.T) {
 		dir := t.TempDir()
 		ins := &memInserter{}
