@@ -95,7 +95,7 @@ func (l *pairLog) append(ops []pairOp) (start, end SpoolPos, err error) {
 		b = appendPairOp(b, &ops[i])
 	}
 	start, end, err = l.sp.appendFramed(b)
-	if cap(b) <= 1<<20 {
+	if cap(b) <= 4<<20 { // a request of 1,000 held spans and merges writes about 2 MB
 		l.buf = b[:0]
 	}
 	if err != nil {
