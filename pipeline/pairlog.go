@@ -112,14 +112,9 @@ func (l *pairLog) undo() error {
 	return nil
 }
 
-// syncs reports whether sync(end) has an fsync to do.
-func (l *pairLog) syncs(end SpoolPos) bool {
-	return l != nil && l.sp.cfg.Fsync == FsyncAlways && end != (SpoolPos{})
-}
-
 // sync makes the log durable up to end under -spool-fsync=always.
 func (l *pairLog) sync(end SpoolPos) error {
-	if !l.syncs(end) {
+	if l == nil || l.sp.cfg.Fsync != FsyncAlways || end == (SpoolPos{}) {
 		return nil
 	}
 	if err := l.sp.Sync(end); err != nil {
