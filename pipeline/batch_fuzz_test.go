@@ -349,7 +349,19 @@ func (h *batcherFuzz) powerLoss(loseCheckpoint bool) {
 		h.crash(false)
 		return
 	}
-	sp := h.sp
+	losePower(h.t, h.sp)
+	if loseCheckpoint {
+		if err := os.Remove(filepath.Join(h.dir, checkpointName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			h.t.Fatal(err)
+		}
+	}
+	h.open()
+}
+
+// losePower closes sp's files as a power loss leaves them: what was
+// appended since its last fsync is gone.
+func losePower(t *testing.T, sp *Spool) {
+	t.Helper()
 	sp.syncMu.Lock()
 	synced := sp.synced
 	sp.syncMu.Unlock()
@@ -361,14 +373,8 @@ func (h *batcherFuzz) powerLoss(loseCheckpoint bool) {
 		keep = synced.Off
 	}
 	if err := os.Truncate(sp.segPath(head.Seg), keep); err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
-	if loseCheckpoint {
-		if err := os.Remove(filepath.Join(h.dir, checkpointName)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			h.t.Fatal(err)
-		}
-	}
-	h.open()
 }
 
 // shutdown drains with ClickHouse in mode (insDown: the deadline passes

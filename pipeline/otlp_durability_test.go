@@ -43,9 +43,20 @@ func newOTLPSpoolRigOn(t *testing.T, dir string, ins *memInserter, cfg OTLPConfi
 // its spool and pair log, with the clock where it was: the pairer's memory
 // is gone, ClickHouse (r.ins) keeps its rows.
 func crashOTLP(t *testing.T, r *otlpRig, sp *Spool, cfg OTLPConfig) (*otlpRig, *Spool) {
+	return restartOTLP(t, r, sp, cfg, false)
+}
+
+// restartOTLP is crashOTLP, or with powerLoss a power loss under
+// -spool-fsync=always: what the spool and the pair log had not fsynced is
+// gone too.
+func restartOTLP(t *testing.T, r *otlpRig, sp *Spool, cfg OTLPConfig, powerLoss bool) (*otlpRig, *Spool) {
 	t.Helper()
 	for _, s := range []*Spool{sp, r.o.pair.log.sp} {
-		s.closeFiles()
+		if powerLoss {
+			losePower(t, s)
+		} else {
+			s.closeFiles()
+		}
 		s.mu.Lock()
 		s.closed = true // its cleanup's Close must not write a checkpoint
 		s.mu.Unlock()

@@ -17,16 +17,16 @@ import (
 // inner spans of two tools), sent in requests, sent again (an exporter's
 // retry) and spaced by clock moves, under a pair window or none, a byte
 // budget wide or tight, and a spool whose fsyncs the program fails, and
-// crashes of the process (with the spool), or no spool. The first byte
-// picks the configuration; each pair of bytes after it is one step
-// (pairerProgram). No sequence may panic or fail a request but by an
-// injected fsync failure, and after every request the pairer's books must
-// agree with its entries (checkPairerBooks). At the end, once every held
-// span is released and every remembered row's memory has passed, nothing
-// is held or remembered, every written row is valid, FINAL has at most one
-// row per span sent, and every client and server span
-// of a request answered without error has a row (of its trace and side),
-// crashes or not.
+// crashes of the process and power losses (with the spool and the pair
+// log), or no spool. The first byte picks the configuration; each pair of
+// bytes after it is one step (pairerProgram). No sequence may panic or
+// fail a request but by an injected fsync failure, and after every request
+// the pairer's books must agree with its entries (checkPairerBooks). At
+// the end, once every held span is released and every remembered row's
+// memory has passed, nothing is held or remembered, every written row is
+// valid, FINAL has at most one row per span sent, and every client and
+// server span of a request answered without error has a row (of its trace
+// and side), held or not, crashes or not.
 func FuzzOTLPPairer(f *testing.F) {
 	// Seeds: the two sides in one request; in two requests, server first;
 	// a late server side sent twice after the window; a server span with an
@@ -50,6 +50,9 @@ func FuzzOTLPPairer(f *testing.F) {
 	f.Add([]byte{5, 0x08, 0x14, 0x15, 0})
 	f.Add([]byte{5, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x15, 0})
 	f.Add([]byte{5, 0x08, 0x14, 0x05, 0, 0x10, 0x26, 0x15, 0, 0x00, 0x02, 0x05, 0})
+	// The same with power losses: after the hold; after the merge.
+	f.Add([]byte{5, 0x08, 0x14, 0x35, 0})
+	f.Add([]byte{5, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x35, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
@@ -83,8 +86,8 @@ func FuzzOTLPPairer(f *testing.F) {
 		}
 		// crash ends the process as SIGKILL does and starts it again on the
 		// spool: the pairer's memory is gone, ClickHouse keeps its rows.
-		crash := func() {
-			r, sp = crashOTLP(t, r, sp, cfg)
+		crash := func(powerLoss bool) {
+			r, sp = restartOTLP(t, r, sp, cfg, powerLoss)
 			sp.fsync, r.o.pair.log.sp.fsync = fsync, fsync
 		}
 		sent := map[[2]byte]bool{} // the spans sent, by the bytes that made them
@@ -139,7 +142,7 @@ func FuzzOTLPPairer(f *testing.F) {
 				}
 				req = nil
 				if st.crash && sp != nil {
-					crash()
+					crash(st.powerLoss)
 				}
 			default:
 				consume(req)
@@ -216,6 +219,7 @@ type pairerStep struct {
 	retry     bool
 	failFsync bool // the next fsync of the spool, if any, fails
 	crash     bool // after the send, the process crashes and starts again on its spool
+	powerLoss bool // the crash is a power loss: what was not fsynced is gone
 	advance   time.Duration
 }
 
@@ -224,8 +228,9 @@ type pairerStep struct {
 // second byte in seconds (0: release every held span, as Flush does), 7
 // send twice; a send whose first byte has bit 3 set fails the spool's next
 // fsync, and one with bit 4 set is followed by a crash and a restart (with
-// the spool). For a span, the first byte's bits 3-4 are its kind (client,
-// server, internal, client again) and bit 5 its tool; the second byte's
+// the spool), with bit 5 set too by a power loss. For a span, the first
+// byte's bits 3-4 are its kind (client, server, internal, client again)
+// and bit 5 its tool; the second byte's
 // bit 0 is its trace, bits 1-3 its span id and bits 4-6 its parent's (0:
 // none), and bit 7 makes it an error; it starts 10 ms times the second byte
 // after the base, so that the same two bytes make the same span.
@@ -235,11 +240,11 @@ func pairerProgram(b []byte) []pairerStep {
 		a, v := b[i], b[i+1]
 		switch a & 7 {
 		case 5:
-			out = append(out, pairerStep{send: true, failFsync: a&8 != 0, crash: a&16 != 0})
+			out = append(out, pairerStep{send: true, failFsync: a&8 != 0, crash: a&16 != 0, powerLoss: a&32 != 0})
 		case 6:
 			out = append(out, pairerStep{advance: time.Duration(v) * time.Second})
 		case 7:
-			out = append(out, pairerStep{send: true, retry: true, failFsync: a&8 != 0, crash: a&16 != 0})
+			out = append(out, pairerStep{send: true, retry: true, failFsync: a&8 != 0, crash: a&16 != 0, powerLoss: a&32 != 0})
 		default:
 			kinds := [...]ptrace.SpanKind{ptrace.SpanKindClient, ptrace.SpanKindServer, ptrace.SpanKindInternal, ptrace.SpanKindClient}
 			tools := [...]string{"search_docs", "get_invoice"}

@@ -242,7 +242,16 @@ func (s *Spool) open() error {
 	s.head = SpoolPos{Seg: last.id, Off: last.size}
 	s.synced = s.head
 	if seg := s.segmentSize(s.committed.Seg); s.committed.Off > seg {
-		s.committed.Off = seg // the checkpoint outlived unsynced data
+		// The checkpoint outlived unsynced data (a power loss after the
+		// Batcher committed records not yet fsynced). It is rewritten now,
+		// durably: left as it was, the records appended from here would
+		// lie under it, and a start after a crash before the next commit
+		// would read from inside one of them and skip the rest of the
+		// segment (TestSpoolCheckpointPastAPowerLossIsRewritten).
+		s.committed.Off = seg
+		if err := s.writeCheckpoint(s.committed, true); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -576,7 +585,7 @@ func (s *Spool) Commit(pos SpoolPos) error {
 	s.gaugesLocked()
 	s.mu.Unlock()
 
-	err = errors.Join(err, s.writeCheckpoint(committed))
+	err = errors.Join(err, s.writeCheckpoint(committed, false))
 	for _, id := range drop {
 		if s.rf != nil && s.rfSeg == id {
 			s.rf.Close()
@@ -592,14 +601,28 @@ func (s *Spool) Commit(pos SpoolPos) error {
 	return err
 }
 
-func (s *Spool) writeCheckpoint(p SpoolPos) error {
+// writeCheckpoint replaces the checkpoint with p; durable fsyncs it and
+// the directory (a lost checkpoint only replays more, unless it is one
+// that must not come back).
+func (s *Spool) writeCheckpoint(p SpoolPos, durable bool) error {
 	tmp := filepath.Join(s.dir, checkpointName+".tmp")
 	body := fmt.Sprintf("mcplens-spool-checkpoint 1 %d %d\n", p.Seg, p.Off)
-	if err := os.WriteFile(tmp, []byte(body), 0o640); err != nil {
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err == nil {
+		_, err = f.WriteString(body)
+		if err == nil && durable {
+			err = f.Sync()
+		}
+		err = errors.Join(err, f.Close())
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(s.dir, checkpointName))
+	}
+	if err != nil {
 		return fmt.Errorf("spool: write checkpoint: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(s.dir, checkpointName)); err != nil {
-		return fmt.Errorf("spool: write checkpoint: %w", err)
+	if durable {
+		syncDir(s.dir)
 	}
 	return nil
 }
@@ -640,7 +663,7 @@ func (s *Spool) Close() error {
 	s.closed = true
 	committed := s.committed
 	s.mu.Unlock()
-	err = errors.Join(err, s.writeCheckpoint(committed))
+	err = errors.Join(err, s.writeCheckpoint(committed, false))
 	s.closeFiles()
 	return err
 }
