@@ -50,6 +50,10 @@ func FuzzSpooledBatcher(f *testing.F) {
 	f.Add([]byte{0x16, 7, 0, 0, 3, 2, 0, 8, 1, 0, 4, 5, 0, 1, 0})
 	f.Add([]byte{0x25, 0, 4, 0, 4, 0, 4, 2, 0, 5, 1, 0, 3, 4, 0, 1, 0})
 	f.Add([]byte{0x04, 0, 3, 1, 0, 0, 4, 7, 0, 0, 2, 9, 1, 0, 4, 9, 0, 1, 0})
+	// A record inserted and committed before its fsync (which failed), a
+	// power loss, a request added and a crash: the stale checkpoint must
+	// not skip that request (TestSpoolCheckpointPastAPowerLossIsRewritten).
+	f.Add([]byte{0x00, 7, 0, 0, 3, 1, 0, 9, 0, 0, 4, 4, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
