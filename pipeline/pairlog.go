@@ -1,13 +1,11 @@
 package pipeline
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -294,10 +292,14 @@ type recoveredHold struct {
 }
 
 // replayPairLog reads sp from its checkpoint and returns what its records
-// left: the rows of merges, in log order, the spans still held, in due
-// order (of two holds of one span, a request and its exporter's retry
-// whose first answer was an error, the later), and the last sequence
-// number used.
+// left: the rows of merges, in log order, the spans still held, in the
+// order of their first hold records (of two holds of one span, a request
+// and its exporter's retry whose first answer was an error, the later),
+// and the last sequence number used. That is the order of the pairer's
+// held queue, whose first entry's record the checkpoint may not pass: in
+// the order of their due times, a hold logged earlier with a later due
+// time (a request whose clock read later) came after one logged later, and
+// the checkpoint passed it (TestOTLPHeldSpansSurviveACrash).
 func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, err error) {
 	bySeq := map[uint64]*recoveredHold{}
 	var order []*recoveredHold
@@ -380,7 +382,6 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 			held = append(held, h)
 		}
 	}
-	slices.SortStableFunc(held, func(a, b *recoveredHold) int { return cmp.Compare(a.due, b.due) })
 	return rows, held, last, nil
 }
 

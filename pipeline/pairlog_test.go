@@ -282,6 +282,22 @@ func TestOTLPHeldSpansSurviveACrash(t *testing.T) {
 			t.Fatalf("%d held after the restart, want the hold after the unreadable record", r.o.Held())
 		}
 	})
+	t.Run("two crashes, the later hold due first", func(t *testing.T) {
+		r, sp := newOTLPSpoolRig(t, cfg)
+		base := r.now
+		r.now = base.Add(5 * time.Second)
+		r.send(t, serverSide) // held until base+15s
+		r.now = base          // a request whose clock read earlier, logged after
+		other := serverSide
+		other.trace = 5
+		r.send(t, other) // held until base+10s
+		r, sp = crashOTLP(t, r, sp, cfg)
+		r.o.release(false) // nothing due: the checkpoint moves to the oldest hold's record
+		r, _ = crashOTLP(t, r, sp, cfg)
+		if r.o.Held() != 2 {
+			t.Fatalf("%d held after the second restart, want both", r.o.Held())
+		}
+	})
 	t.Run("a clean shutdown leaves no log", func(t *testing.T) {
 		dir := t.TempDir()
 		ins := &memInserter{}
