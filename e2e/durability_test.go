@@ -642,6 +642,14 @@ func TestHeldSpansSurviveIngestCrash(t *testing.T) {
 	if held := metric(t, ing.Addr, `mcplens_ingest_otlp_pair_entries{state="held"}`); held != calls/2 {
 		t.Fatalf("%v spans held after the restart, want the %d held before the crash", held, calls/2)
 	}
+	// (The merges' records are recovered too unless a release passed them
+	// before the crash: their count is 0 or 100.)
+	if got := metric(t, ing.Addr, `mcplens_ingest_otlp_pair_recovered_total{what="held"}`); got != calls/2 {
+		t.Errorf("recovered held spans counted %v, want %d", got, calls/2)
+	}
+	if b := metric(t, ing.Addr, "mcplens_ingest_otlp_pair_log_bytes"); b <= 0 {
+		t.Errorf("mcplens_ingest_otlp_pair_log_bytes = %v with spans held", b)
+	}
 	post(ing.Addr, clients)
 	if err := ing.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

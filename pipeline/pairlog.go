@@ -385,9 +385,12 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 	return rows, held, last, nil
 }
 
+// pairLogsDir is the directory of the receivers' pair logs in the spool's.
+func pairLogsDir(spoolDir string) string { return filepath.Join(spoolDir, "pairs") }
+
 // pairLogDir is where the receiver named name keeps its pair log.
 func pairLogDir(spoolDir, name string) string {
-	return filepath.Join(spoolDir, "pairs", name)
+	return filepath.Join(pairLogsDir(spoolDir), name)
 }
 
 // OpenPairLog opens the log of the spans this receiver holds, in the
@@ -452,6 +455,7 @@ func (o *OTLP) commitPairLog() error {
 	if l == nil {
 		return nil
 	}
+	defer func() { o.m.pairLogBytes.Set(float64(l.sp.Bytes())) }()
 	to := l.sp.Head()
 	for _, e := range p.held {
 		if e.state == entryHeld {
@@ -470,7 +474,6 @@ func (o *OTLP) commitPairLog() error {
 	if err := l.sp.Commit(to); err != nil {
 		return fmt.Errorf("pair log: %w", err)
 	}
-	o.m.pairLogBytes.Set(float64(l.sp.Bytes()))
 	return nil
 }
 

@@ -217,7 +217,7 @@ func (r *Receivers) OpenPairLogs() error {
 	if len(r.all) == 0 || r.all[0].otlp.batcher.sp == nil {
 		return nil
 	}
-	dir := filepath.Dir(pairLogDir(r.all[0].otlp.batcher.sp.dir, "x"))
+	dir := pairLogsDir(r.all[0].otlp.batcher.sp.dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
