@@ -25,7 +25,13 @@ func newOTLPSpoolRig(t *testing.T, cfg OTLPConfig) (*otlpRig, *Spool) {
 // ClickHouse as it was.
 func newOTLPSpoolRigOn(t *testing.T, dir string, ins *memInserter, cfg OTLPConfig) (*otlpRig, *Spool) {
 	t.Helper()
-	sp, m := openTestSpool(t, dir, SpoolConfig{Fsync: FsyncAlways})
+	return newOTLPSpoolRigWith(t, dir, ins, cfg, SpoolConfig{Fsync: FsyncAlways})
+}
+
+// newOTLPSpoolRigWith is newOTLPSpoolRigOn with the spool configured by scfg.
+func newOTLPSpoolRigWith(t *testing.T, dir string, ins *memInserter, cfg OTLPConfig, scfg SpoolConfig) (*otlpRig, *Spool) {
+	t.Helper()
+	sp, m := openTestSpool(t, dir, scfg)
 	t.Cleanup(func() { sp.Close() })
 	r := &otlpRig{ins: ins, m: m, now: testNow()}
 	r.b = NewSpooledBatcher(r.ins, sp, BatchConfig{BatchSize: 1, QueueCapacity: 100, FlushEvery: time.Hour}, m, quietLog())
@@ -63,7 +69,10 @@ func restartOTLP(t *testing.T, r *otlpRig, sp *Spool, cfg OTLPConfig, powerLoss 
 	}
 	r.o.pair.log = nil
 	now := r.now
-	r, sp = newOTLPSpoolRigOn(t, sp.dir, r.ins, cfg)
+	sp.mu.Lock()
+	scfg := sp.cfg // the next process is configured as this one
+	sp.mu.Unlock()
+	r, sp = newOTLPSpoolRigWith(t, sp.dir, r.ins, cfg, scfg)
 	r.now = now
 	return r, sp
 }

@@ -667,6 +667,9 @@ func (o *OTLP) release(all bool) bool {
 		}
 	}
 	p.compact(now)
+	if p.log != nil && !o.queueReplayed(p.log) {
+		return false // Flush waits for them, as for held spans
+	}
 	if p.log != nil {
 		var err error
 		if p.log.sp.cfg.Fsync == FsyncInterval {
@@ -705,9 +708,20 @@ func (o *OTLP) Flush(ctx context.Context) error {
 	for !o.release(true) {
 		select {
 		case <-ctx.Done():
-			held, _ := o.pair.counts()
-			o.m.dropped.WithLabelValues("shutdown_timeout").Add(float64(held))
-			return fmt.Errorf("flush otlp: %d held spans not queued: %w", held, ctx.Err())
+			p := o.pair
+			p.mu.Lock()
+			held, l := p.nHeld, p.log
+			var replayed int
+			if l != nil {
+				replayed = len(l.replayed)
+			}
+			p.mu.Unlock()
+			if l == nil {
+				o.m.dropped.WithLabelValues("shutdown_timeout").Add(float64(held))
+				return fmt.Errorf("flush otlp: %d held spans not queued: %w", held, ctx.Err())
+			}
+			return fmt.Errorf("flush otlp: %d held spans and %d recovered merged rows not queued, left in the pair log for the next start: %w",
+				held, replayed, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -76,6 +76,27 @@ type pairLog struct {
 	sp  *Spool
 	seq uint64 // the last sequence number given
 	buf []byte
+	// replayed are the merged rows the start recovered that the queue has
+	// not taken yet (the spool was full): queued by the next releases,
+	// and the checkpoint stays where it is until they are.
+	replayed []Call
+}
+
+// queueReplayed queues the recovered merged rows still waiting, and
+// reports whether none is left.
+func (o *OTLP) queueReplayed(l *pairLog) bool {
+	if len(l.replayed) == 0 {
+		return true
+	}
+	r, err := o.batcher.Enqueue(l.replayed, nil)
+	if err == nil {
+		err = o.batcher.Sync(r)
+	}
+	if err != nil {
+		return false
+	}
+	l.replayed = nil
+	return true
 }
 
 // next returns a new sequence number.
@@ -395,9 +416,10 @@ func pairLogDir(spoolDir, name string) string {
 
 // OpenPairLog opens the log of the spans this receiver holds, in the
 // directory pairs/name of its Batcher's spool, and recovers what a crash
-// left in it: the rows of merges are queued again and the spans still held
-// are held again, until their due time (a span whose time passed while the
-// process was down is stored alone at the first release). Without a spool
+// left in it: the rows of merges are queued again (by the releases that
+// follow when the spool has no room now) and the spans still held are held
+// again, until their due time (a span whose time passed while the process
+// was down is stored alone at the first release). Without a spool
 // there is nothing to open. Call it before serving; ClosePairLog closes it.
 func (o *OTLP) OpenPairLog(name string) error {
 	b := o.batcher
@@ -416,15 +438,12 @@ func (o *OTLP) OpenPairLog(name string) error {
 		sp.Close()
 		return fmt.Errorf("pair log %s: %w", cfg.Dir, err)
 	}
-	if len(rows) > 0 {
-		r, err := b.Enqueue(rows, nil)
-		if err == nil {
-			err = b.Sync(r)
-		}
-		if err != nil {
-			sp.Close()
-			return fmt.Errorf("pair log %s: queue %d merged rows: %w", cfg.Dir, len(rows), err)
-		}
+	l := &pairLog{sp: sp, seq: last, replayed: rows}
+	if !o.queueReplayed(l) {
+		// Failing the start here would keep ingest from draining the
+		// spool that has no room for them.
+		o.log.Warn("pair log: the spool has no room for the merged rows recovered; they are queued once it has",
+			"dir", cfg.Dir, "rows", len(rows))
 	}
 	p := o.pair
 	p.mu.Lock()
@@ -436,7 +455,7 @@ func (o *OTLP) OpenPairLog(name string) error {
 		p.nHeld++
 		p.account(e)
 	}
-	p.log = &pairLog{sp: sp, seq: last}
+	p.log = l
 	p.observe()
 	o.m.pairRecovered.WithLabelValues("held").Add(float64(len(held)))
 	o.m.pairRecovered.WithLabelValues("merged").Add(float64(len(rows)))
@@ -456,6 +475,9 @@ func (o *OTLP) commitPairLog() error {
 		return nil
 	}
 	defer func() { o.m.pairLogBytes.Set(float64(l.sp.Bytes())) }()
+	if !o.queueReplayed(l) {
+		return nil // their merge records stay until they are queued
+	}
 	to := l.sp.Head()
 	for _, e := range p.held {
 		if e.state == entryHeld {

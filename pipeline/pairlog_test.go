@@ -242,6 +242,9 @@ func TestOTLPHeldSpansSurviveACrash(t *testing.T) {
 		if r.o.Held() != 0 {
 			t.Fatalf("%d held after a refused request", r.o.Held())
 		}
+		sp.mu.Lock()
+		sp.cfg.MaxBytes = 1 << 30 // the next process has room
+		sp.mu.Unlock()
 		r, _ = crashOTLP(t, r, sp, cfg)
 		if r.o.Held() != 0 {
 			t.Fatalf("%d held after the restart: the refused request's hold came back", r.o.Held())
@@ -269,6 +272,41 @@ func TestOTLPHeldSpansSurviveACrash(t *testing.T) {
 		rows := r.drain(t)
 		if len(rows) != 1 || !reflect.DeepEqual(rows[0], row) {
 			t.Fatalf("rows %+v, want the logged merge's row", rows)
+		}
+	})
+	t.Run("merged rows recovered while the spool is full are queued once it has room", func(t *testing.T) {
+		dir := t.TempDir()
+		r, sp := newOTLPSpoolRigWith(t, dir, &memInserter{}, cfg, SpoolConfig{Fsync: FsyncAlways, MaxBytes: 64 << 10})
+		r.send(t, serverSide)
+		r.send(t, clientSide) // merged: its record carries the row
+		for { // the spool fills up while ClickHouse is away
+			if _, _, err := sp.Append(appendRecord(nil, numbered(1, 100), nil, nil)); err != nil {
+				break
+			}
+		}
+		r, _ = crashOTLP(t, r, sp, cfg)
+		l := r.o.pair.log
+		if len(l.replayed) != 1 {
+			t.Fatalf("%d recovered rows waiting, want the merged row (the spool is full)", len(l.replayed))
+		}
+		committed := l.sp.Committed()
+		if r.o.release(false) || l.sp.Committed() != committed {
+			t.Fatal("a release with the recovered row still waiting reported done or moved the checkpoint")
+		}
+		if err := r.b.Drain(t.Context()); err != nil { // ClickHouse is back: the spool empties
+			t.Fatal(err)
+		}
+		if !r.o.release(false) || len(l.replayed) != 0 {
+			t.Fatalf("after the drain %d recovered rows still wait", len(l.replayed))
+		}
+		merged := 0
+		for _, c := range r.drain(t) {
+			if c.Side == sideBoth {
+				merged++
+			}
+		}
+		if merged == 0 {
+			t.Fatal("the recovered merged row was never stored")
 		}
 	})
 	t.Run("a record this build cannot read is skipped", func(t *testing.T) {
