@@ -279,7 +279,8 @@ func TestOTLPHeldSpansSurviveACrash(t *testing.T) {
 		r, sp := newOTLPSpoolRigWith(t, dir, &memInserter{}, cfg, SpoolConfig{Fsync: FsyncAlways, MaxBytes: 64 << 10})
 		r.send(t, serverSide)
 		r.send(t, clientSide) // merged: its record carries the row
-		for {                 // the spool fills up while ClickHouse is away
+		// The spool fills up while ClickHouse is away.
+		for {
 			if _, _, err := sp.Append(appendRecord(nil, numbered(1, 100), nil, nil)); err != nil {
 				break
 			}
