@@ -53,6 +53,9 @@ func FuzzOTLPPairer(f *testing.F) {
 	// The same with power losses: after the hold; after the merge.
 	f.Add([]byte{5, 0x08, 0x14, 0x35, 0})
 	f.Add([]byte{5, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x35, 0})
+	// Two holds, the second by a request whose clock read a second
+	// earlier (due first, logged second), a crash, a release, a crash.
+	f.Add([]byte{5, 0x08, 0x14, 0x05, 0, 0x0e, 50, 0x08, 0x15, 0x15, 0, 0x06, 1, 0x15, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
@@ -97,9 +100,16 @@ func FuzzOTLPPairer(f *testing.F) {
 		// stored, and a span whose parent is that id may be folded into
 		// the copy (an inner span of it) and dropped with it.
 		owner, collided := map[[2]byte][2]byte{}, map[[2]byte]bool{}
+		var skew time.Duration // of the next request's clock
 		consume := func(spans []testSpan) {
 			if len(spans) == 0 {
 				return
+			}
+			if skew > 0 {
+				now := r.now
+				r.now = now.Add(-skew)
+				defer func() { r.now = now }()
+				skew = 0
 			}
 			mu.Lock()
 			before := failed
@@ -131,6 +141,8 @@ func FuzzOTLPPairer(f *testing.F) {
 					collided[id] = true
 				}
 				owner[id] = st.key
+			case st.skew > 0:
+				skew = st.skew
 			case st.send:
 				if st.failFsync {
 					mu.Lock()
@@ -222,12 +234,16 @@ type pairerStep struct {
 	crash     bool // after the send, the process crashes and starts again on its spool
 	powerLoss bool // the crash is a power loss: what was not fsynced is gone
 	advance   time.Duration
+	// skew makes the next request's clock read this much earlier: a
+	// request that read the clock before another but met the pairer after it.
+	skew time.Duration
 }
 
 // pairerProgram reads steps from b, two bytes each. In the first byte the
 // low three bits are the step: 0-4 a span, 5 send, 6 move the clock by the
-// second byte in seconds (0: release every held span, as Flush does), 7
-// send twice; a send whose first byte has bit 3 set fails the spool's next
+// second byte in seconds (0: release every held span, as Flush does), or
+// with bit 3 set make the next request's clock read 20 ms times the second
+// byte plus one earlier, 7 send twice; a send whose first byte has bit 3 set fails the spool's next
 // fsync, and one with bit 4 set is followed by a crash and a restart (with
 // the spool), with bit 5 set too by a power loss. For a span, the first
 // byte's bits 3-4 are its kind (client, server, internal, client again)
@@ -243,6 +259,10 @@ func pairerProgram(b []byte) []pairerStep {
 		case 5:
 			out = append(out, pairerStep{send: true, failFsync: a&8 != 0, crash: a&16 != 0, powerLoss: a&32 != 0})
 		case 6:
+			if a&8 != 0 {
+				out = append(out, pairerStep{skew: time.Duration(v+1) * 20 * time.Millisecond})
+				continue
+			}
 			out = append(out, pairerStep{advance: time.Duration(v) * time.Second})
 		case 7:
 			out = append(out, pairerStep{send: true, retry: true, failFsync: a&8 != 0, crash: a&16 != 0, powerLoss: a&32 != 0})
