@@ -595,7 +595,12 @@ func (p *pairer) register(e *pairEntry, keys []linkKey) {
 }
 
 func (p *pairer) hold(f packedFacts, keys []linkKey, now time.Time) *pairEntry {
-	e := &pairEntry{p: f, due: now.Add(p.window), state: entryHeld}
+	return p.holdUntil(f, keys, now.Add(p.window))
+}
+
+// holdUntil holds f until due (a hold the pair log gave back keeps its own).
+func (p *pairer) holdUntil(f packedFacts, keys []linkKey, due time.Time) *pairEntry {
+	e := &pairEntry{p: f, due: due, state: entryHeld}
 	p.register(e, keys)
 	p.held = append(p.held, e)
 	p.nHeld++

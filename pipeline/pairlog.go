@@ -330,6 +330,12 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 	}
 	var pending *record // the last record, void if an undo follows
 	apply := func(rec *record) {
+		begin := func(seq uint64) *recoveredHold {
+			h := &recoveredHold{seq: seq, start: rec.start}
+			bySeq[seq] = h
+			order = append(order, h)
+			return h
+		}
 		for i := range rec.ops {
 			o := &rec.ops[i]
 			last = max(last, o.seq)
@@ -337,16 +343,12 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 			switch o.op {
 			case opHold:
 				if h == nil || h.done {
-					h = &recoveredHold{seq: o.seq, start: rec.start}
-					bySeq[o.seq] = h
-					order = append(order, h)
+					h = begin(o.seq)
 				}
 				h.due, h.keys, h.f, h.end = o.due, o.keys, o.f, rec.end
 			case opMerge:
 				if h == nil {
-					h = &recoveredHold{seq: o.seq, start: rec.start}
-					bySeq[o.seq] = h
-					order = append(order, h)
+					h = begin(o.seq)
 				}
 				h.row, h.done = o.row, true
 			case opResolve:
@@ -449,11 +451,8 @@ func (o *OTLP) OpenPairLog(name string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, h := range held {
-		e := &pairEntry{p: pack(h.f), due: time.UnixMilli(h.due), state: entryHeld, seq: h.seq, logStart: h.start, logEnd: h.end}
-		p.register(e, h.keys)
-		p.held = append(p.held, e)
-		p.nHeld++
-		p.account(e)
+		e := p.holdUntil(pack(h.f), h.keys, time.UnixMilli(h.due))
+		e.seq, e.logStart, e.logEnd = h.seq, h.start, h.end
 	}
 	p.log = l
 	p.observe()
@@ -467,7 +466,8 @@ func (o *OTLP) OpenPairLog(name string) error {
 
 // commitPairLog moves the log's checkpoint to the oldest span still held
 // (to its head when none is), once the main spool is durable up to the
-// merged rows queued before it. p.mu is held, or the log not yet shared.
+// merged rows queued before it, and once the merged rows recovered at the
+// start are queued. p.mu is held, or the log not yet shared.
 func (o *OTLP) commitPairLog() error {
 	p := o.pair
 	l := p.log
@@ -475,8 +475,8 @@ func (o *OTLP) commitPairLog() error {
 		return nil
 	}
 	defer func() { o.m.pairLogBytes.Set(float64(l.sp.Bytes())) }()
-	if !o.queueReplayed(l) {
-		return nil // their merge records stay until they are queued
+	if len(l.replayed) > 0 {
+		return nil // their merge records stay until release queues them
 	}
 	to := l.sp.Head()
 	for _, e := range p.held {
