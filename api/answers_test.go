@@ -86,3 +86,93 @@ func jsonEqual(t *testing.T, a, b string) bool {
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
 }
+
+// TestCallsEndpoint drills from an answer's row to its calls: the
+// empty-results row department=finace to its four calls, a failure-rates
+// row (category and code) to its calls, page by page through the cursors;
+// one row shown whole; and the parameters' errors.
+func TestCallsEndpoint(t *testing.T) {
+	var fx []pipeline.Call
+	for i := 0; i < 9; i++ {
+		cat, fail, code, dept := "OK", false, int64(0), "finance"
+		switch {
+		case i < 4:
+			cat, dept = "EMPTY_RESULT", "finace"
+		case i < 7:
+			cat, fail, code = "INVALID_ARGUMENT", true, -32602
+		}
+		c := withArgs(fixtureCall("search_docs", cat, fail, code, time.Duration(i)*time.Second, fmt.Sprint(i)), "department", dept)
+		c.ArgsJSON = `{"department":"` + dept + `"}`
+		fx = append(fx, c)
+	}
+	fx[6].RPCError, fx[6].RPCMessage, fx[6].Message = 1, "Invalid params: department must be one of finance, legal", "Invalid params: department must be one of finance, legal"
+	fx[6].ClassSource, fx[6].ClassRule, fx[6].ExpectedRetryable, fx[6].TraceID = "jsonrpc", "jsonrpc-invalid-params", 0, "4bf92f3577b34da6a3ce929d0e0e4736"
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, fx)
+			srv := newServer(t, e.DB)
+			times := func(path string) string {
+				t.Helper()
+				status, body := get(t, srv, path)
+				if status != http.StatusOK {
+					t.Fatalf("%s: %d %v", path, status, body)
+				}
+				var out []string
+				for _, r := range body["rows"].([]any) {
+					row := r.(map[string]any)
+					out = append(out, fmt.Sprintf("%s %s", strings.TrimPrefix(row["time"].(string), "2026-11-29T"), row["category"]))
+				}
+				return strings.Join(out, ", ")
+			}
+			for _, tc := range []struct{ path, want string }{
+				{"/api/v1/calls?tool=search_docs&arg_key=department&arg_value=finace",
+					"11:00:03Z EMPTY_RESULT, 11:00:02Z EMPTY_RESULT, 11:00:01Z EMPTY_RESULT, 11:00:00Z EMPTY_RESULT"},
+				{"/api/v1/calls?category=INVALID_ARGUMENT&code=-32602",
+					"11:00:06Z INVALID_ARGUMENT, 11:00:05Z INVALID_ARGUMENT, 11:00:04Z INVALID_ARGUMENT"},
+				{"/api/v1/calls?failed=false&limit=3", "11:00:08Z OK, 11:00:07Z OK, 11:00:03Z EMPTY_RESULT"},
+				{"/api/v1/calls?failed=false&limit=3&before=1795950003000-1795950003000",
+					"11:00:02Z EMPTY_RESULT, 11:00:01Z EMPTY_RESULT, 11:00:00Z EMPTY_RESULT"},
+				{"/api/v1/calls?failed=false&limit=3&before=1795950000000-1795950000000", ""},
+				{"/api/v1/calls?code=0&failed=true", ""},
+				{"/api/v1/calls?trace_id=4bf92f3577b34da6a3ce929d0e0e4736", "11:00:06Z INVALID_ARGUMENT"},
+				{"/api/v1/calls?misflagged=true", ""},
+			} {
+				if got := times(tc.path); got != tc.want {
+					t.Errorf("%s:\n got %s\nwant %s", tc.path, got, tc.want)
+				}
+			}
+			_, body := get(t, srv, "/api/v1/calls?limit=1&before=1795950007000-1795950007000")
+			got, _ := json.Marshal(body["rows"])
+			want := `[{"time":"2026-11-29T11:00:06Z","tenant":"acme","server":"kb","tool":"search_docs","session":"s1","session_id":"s1",
+				"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","request_id":"6","call_id":"1795950006000","client":"","protocol_version":"",
+				"source":"","side":"","duration_ms":0,"category":"INVALID_ARGUMENT","failed":true,"declared_retryable":-1,
+				"expected_retryable":0,"class_source":"jsonrpc","class_rule":"jsonrpc-invalid-params","misflagged":false,
+				"has_response":true,"is_error":1,"rpc_error":true,"code":-32602,
+				"rpc_message":"Invalid params: department must be one of finance, legal","error_code":"","result_type":"",
+				"content_blocks":1,"text_bytes":0,"has_structured":false,
+				"message":"Invalid params: department must be one of finance, legal","retry_after_ms":0,"continuation":false,
+				"args":{"department":"finance"},"taxonomy_version":"","ingested":"1970-01-01T00:00:00.001Z",
+				"cursor":"1795950006000-1795950006000"}]`
+			if !jsonEqual(t, string(got), want) {
+				t.Errorf("one call whole:\n got %s\nwant %s", got, want)
+			}
+			for _, tc := range []struct{ path, wantErr string }{
+				{"/api/v1/calls?category=INVALID", `category: "INVALID" is not a category (OK, `},
+				{"/api/v1/calls?failed=maybe", `failed: want true or false, got "maybe"`},
+				{"/api/v1/calls?misflagged=", "misflagged: want true or false, got an empty value"},
+				{"/api/v1/calls?code=", "code: want an integer"},
+				{"/api/v1/calls?code=x", "code: want an integer"},
+				{"/api/v1/calls?arg_value=finace", "arg_value: give arg_key too"},
+				{"/api/v1/calls?before=1795950006000", "before: want the cursor of a row"},
+				{"/api/v1/calls?before=-1-2", "before: want the cursor of a row"},
+				{"/api/v1/calls?limit=1001", "limit: 1001 is outside [1, 1000]"},
+				{"/api/v1/calls?session=" + strings.Repeat("s", 300), "session: longer than 256 bytes"},
+			} {
+				status, body := get(t, srv, tc.path)
+				if status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), tc.wantErr) {
+					t.Errorf("%s: %d %v, want 400 containing %q", tc.path, status, body, tc.wantErr)
+				}
+			}
+		})
+	}
+}

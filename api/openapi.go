@@ -63,6 +63,8 @@ var endpoints = []endpoint{
 		{"min_calls", "integer", "", "leave out rows with fewer calls (default 1)"},
 		{"limit", "integer", "", "at most this many rows, most calls first (default 100)"},
 	}, queries.SchemaViolation{}},
+	{"/api/v1/calls", "The calls behind the numbers: each matching call as its latest ingest classified it, with what the classification came from, newest first, a page at a time",
+		callsParams, queries.Call{}},
 }
 
 var retryWindowParam = param{"retry_window", "string", "duration", "largest gap between a failed call and its retry, inclusive: a duration (90s) or whole seconds, 1s to 1h (default 60s)"}
@@ -72,7 +74,7 @@ var retryWindowParam = param{"retry_window", "string", "duration", "largest gap 
 var byParam = param{"by", "string", "", "tool (default): one row per tool, same-named tools of different tenants and servers added up; pair: one row per tenant, server and tool, each row naming its tenant and server"}
 
 // paramEnums lists the values a parameter takes, where it takes few.
-var paramEnums = map[string][]string{"by": {"tool", "pair"}}
+var paramEnums = map[string][]string{"by": {"tool", "pair"}, "category": categoryNames()}
 
 // pairFields are the row fields that by=pair adds, first in each row.
 var pairFields = []string{"tenant", "server"}

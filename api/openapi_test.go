@@ -96,8 +96,14 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				v = p.Schema.Enum[len(p.Schema.Enum)-1]
 			case p.Schema.Format == "duration":
 				v = "1h"
+			case p.Name == "before": // a row's cursor
+				v = "1764374400000-1"
+			case p.Name == "arg_value": // given with arg_key only
+				v = "x&arg_key=x"
 			case p.Schema.Type == "string":
 				v = "x"
+			case p.Schema.Type == "boolean":
+				v = "true"
 			}
 			if status, body := get(t, hs, path+"?"+p.Name+"="+v); status != http.StatusOK {
 				t.Errorf("%s?%s=%s: %d %v (documented parameter refused)", path, p.Name, v, status, body)

@@ -134,6 +134,26 @@ func (p *params) duration(name string, def, min, max time.Duration) time.Duratio
 	return d
 }
 
+// boolean parses an optional true/false parameter, nil when absent.
+func (p *params) boolean(name string) *bool {
+	var b bool
+	switch v := p.q.Get(name); v {
+	case "":
+		if !p.q.Has(name) {
+			return nil
+		}
+		p.fail("%s: want true or false, got an empty value", name)
+		return nil
+	case "true", "1":
+		b = true
+	case "false", "0":
+	default:
+		p.fail("%s: want true or false, got %q", name, v)
+		return nil
+	}
+	return &b
+}
+
 // integer parses a bounded integer parameter, def when absent.
 func (p *params) integer(name string, def, min, max int64) int64 {
 	v := p.q.Get(name)

@@ -91,6 +91,29 @@ func BenchmarkScale(b *testing.B) {
 			_, err := queries.SchemaViolations(ctx, db, f, queries.SchemaViolationOptions{})
 			return err
 		}},
+		// GET /api/v1/calls' first page (50 calls) with no condition, with
+		// a condition that about 3 % of the calls meet, one that a ninth
+		// of INVALID_ARGUMENT's meet (a rare class's argument value), and
+		// every condition but the range met by every call (the set of the
+		// matching statement as large as the range).
+		{"calls", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.CallList(ctx, db, f, queries.CallsOptions{Limit: 50})
+			return err
+		}},
+		{"calls-failed", func(db queries.DB, f queries.Filter) error {
+			failed := true
+			_, err := queries.CallList(ctx, db, f, queries.CallsOptions{Failed: &failed, Limit: 50})
+			return err
+		}},
+		{"calls-invalid-argument-d1", func(db queries.DB, f queries.Filter) error {
+			d1 := "d1"
+			_, err := queries.CallList(ctx, db, f, queries.CallsOptions{Category: "INVALID_ARGUMENT", ArgKey: "department", ArgValue: &d1, Limit: 50})
+			return err
+		}},
+		{"calls-department", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.CallList(ctx, db, f, queries.CallsOptions{ArgKey: "department", Limit: 50})
+			return err
+		}},
 	}
 	for _, e := range chtest.Engines(b) {
 		start := time.Now()

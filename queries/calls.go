@@ -1,0 +1,313 @@
+package queries
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+var (
+	callsPageSQL         = mustSQL("calls_page.sql")
+	callsPageMatchingSQL = mustSQL("calls_page_matching.sql")
+	callsRowsSQL         = mustSQL("calls_rows.sql")
+)
+
+// MaxCallsLimit is the largest page CallList returns.
+const MaxCallsLimit = 1000
+
+// CallsOptions selects the calls of CallList beyond Filter. The conditions
+// on the classification and the arguments hold for a call's latest ingest.
+type CallsOptions struct {
+	Category   string // only this category ("" = all)
+	Failed     *bool  // only failed (true) or not failed (false) calls
+	Misflagged *bool  // only calls whose isError contradicts their category, or only the others
+	Code       *int64 // only this JSON-RPC error code (0: not a JSON-RPC error)
+	Session    string // only this session key ("" = all)
+	TraceID    string // only this trace id ("" = all)
+	ArgKey     string // only calls with this argument key ("" = all)
+	ArgValue   *string
+	Limit      int64   // calls a page holds, 1 to MaxCallsLimit
+	Before     *Cursor // only calls after this one in the page order (the next page)
+}
+
+// Cursor is a call's place in CallList's order: newest first, then by call
+// id, descending. Call.Cursor is its text form.
+type Cursor struct {
+	TimeMs int64
+	CallID uint64
+}
+
+// String returns the cursor as "<unix ms>-<call id>".
+func (c Cursor) String() string {
+	return strconv.FormatInt(c.TimeMs, 10) + "-" + strconv.FormatUint(c.CallID, 10)
+}
+
+// ParseCursor reads a Cursor's text form.
+func ParseCursor(s string) (Cursor, error) {
+	ms, id, ok := strings.Cut(s, "-")
+	t, err1 := strconv.ParseInt(ms, 10, 64)
+	c, err2 := strconv.ParseUint(id, 10, 64)
+	if !ok || err1 != nil || err2 != nil || t < 0 {
+		return Cursor{}, errors.New("want the cursor of a row, <unix ms>-<call id>")
+	}
+	return Cursor{TimeMs: t, CallID: c}, nil
+}
+
+// Call is one call of CallList as its latest ingest stored it: the
+// classification with what it was derived from. Arguments are canonical
+// JSON, redacted at ingest (null when none were recorded); CallID is the
+// decimal text of the 64-bit id, which a JSON number would round.
+type Call struct {
+	Time              time.Time       `json:"time"`
+	Tenant            string          `json:"tenant"`
+	Server            string          `json:"server"`
+	Tool              string          `json:"tool"`
+	Session           string          `json:"session"`
+	SessionID         string          `json:"session_id"`
+	TraceID           string          `json:"trace_id"`
+	RequestID         string          `json:"request_id"`
+	CallID            string          `json:"call_id"`
+	Client            string          `json:"client"`
+	ProtocolVersion   string          `json:"protocol_version"`
+	Source            string          `json:"source"`
+	Side              string          `json:"side"`
+	DurationMs        int64           `json:"duration_ms"`
+	Category          string          `json:"category"`
+	Failed            bool            `json:"failed"`
+	DeclaredRetryable int8            `json:"declared_retryable"`
+	ExpectedRetryable int8            `json:"expected_retryable"`
+	ClassSource       string          `json:"class_source"`
+	ClassRule         string          `json:"class_rule"`
+	Misflagged        bool            `json:"misflagged"`
+	HasResponse       bool            `json:"has_response"`
+	IsError           int8            `json:"is_error"`
+	RPCError          bool            `json:"rpc_error"`
+	Code              int64           `json:"code"`
+	RPCMessage        string          `json:"rpc_message"`
+	ErrorCode         string          `json:"error_code"`
+	ResultType        string          `json:"result_type"`
+	ContentBlocks     int32           `json:"content_blocks"`
+	TextBytes         int64           `json:"text_bytes"`
+	HasStructured     bool            `json:"has_structured"`
+	Message           string          `json:"message"`
+	RetryAfterMs      int64           `json:"retry_after_ms"`
+	Continuation      bool            `json:"continuation"`
+	Args              json.RawMessage `json:"args"`
+	TaxonomyVersion   string          `json:"taxonomy_version"`
+	Ingested          time.Time       `json:"ingested"`
+	// Cursor is the row's place in the order: before=Cursor asks for the
+	// calls after it.
+	Cursor string `json:"cursor"`
+}
+
+// pageRow is a row of calls_page.sql or calls_page_matching.sql.
+type pageRow struct {
+	TimeMs   int64  `ch:"ts_ms"`
+	CallID   uint64 `ch:"call_id"`
+	Ingested int64  `ch:"ingested_ms"`
+	Matches  uint8  `ch:"matches"`
+}
+
+// callRow is a row of calls_rows.sql.
+type callRow struct {
+	TimeMs            int64  `ch:"ts_ms"`
+	CallID            uint64 `ch:"call_id"`
+	Ingested          int64  `ch:"ingested_ms"`
+	DurationMs        int64  `ch:"duration_ms"`
+	Tenant            string `ch:"tenant_name"`
+	Server            string `ch:"server_name"`
+	Tool              string `ch:"tool_name"`
+	SessionKey        string `ch:"session_key"`
+	SessionID         string `ch:"session_id"`
+	TraceID           string `ch:"trace_id"`
+	RequestID         string `ch:"request_id"`
+	Client            string `ch:"client_name"`
+	Protocol          string `ch:"protocol"`
+	Source            string `ch:"source_name"`
+	Side              string `ch:"side_name"`
+	ArgsJSON          string `ch:"args_json"`
+	HasResponse       uint8  `ch:"has_response"`
+	IsError           int8   `ch:"is_error"`
+	RPCError          uint8  `ch:"rpc_error"`
+	RPCCode           int64  `ch:"rpc_code"`
+	RPCMessage        string `ch:"rpc_message"`
+	Result            string `ch:"result"`
+	ContentBlocks     int32  `ch:"content_blocks"`
+	TextBytes         int64  `ch:"text_bytes"`
+	HasStructured     uint8  `ch:"has_structured"`
+	Message           string `ch:"message"`
+	Category          string `ch:"category_name"`
+	IsFailure         uint8  `ch:"is_failure"`
+	DeclaredRetryable int8   `ch:"declared_retryable"`
+	ExpectedRetryable int8   `ch:"expected_retryable"`
+	ClassSource       string `ch:"source_of_class"`
+	ClassRule         string `ch:"rule"`
+	ErrorCode         string `ch:"error_code"`
+	Misflagged        uint8  `ch:"misflagged"`
+	RetryAfterMs      int64  `ch:"retry_after_ms"`
+	Continuation      uint8  `ch:"continuation"`
+	Taxonomy          string `ch:"taxonomy"`
+}
+
+// chosen is a call a page keeps: its latest ingest.
+type chosen struct {
+	timeMs   int64
+	callID   uint64
+	ingested int64
+}
+
+// CallList returns the calls of f that meet o, newest first (ties by call
+// id, descending), at most o.Limit of them: the latest ingest of each, so
+// that a call ingested more than once is listed once, where its latest
+// ingest classified it. A page shorter than o.Limit is the last; the next
+// page is asked with Before set to the last row's cursor.
+//
+// It reads in two steps: the page's calls from the light columns of the
+// range (every copy of a call that meets the conditions in any copy, in
+// order, the latest ingest of each kept if it meets them, asked again from
+// the last row on while copies leave the page short), then the whole rows
+// of those calls only.
+func CallList(ctx context.Context, db DB, f Filter, o CallsOptions) ([]Call, error) {
+	limit := min(max(o.Limit, 1), MaxCallsLimit)
+	query := callsPageSQL
+	if o.Category != "" || o.Failed != nil || o.Misflagged != nil || o.Code != nil || o.ArgKey != "" {
+		query = callsPageMatchingSQL
+	}
+	before := Cursor{TimeMs: f.To.UnixMilli(), CallID: math.MaxUint64}
+	if o.Before != nil && o.Before.TimeMs < before.TimeMs ||
+		o.Before != nil && o.Before.TimeMs == before.TimeMs && o.Before.CallID < before.CallID {
+		before = *o.Before
+	}
+	var page []chosen
+	fetch := limit + limit/4 + 8
+	last := uint64(0) // the call id of the last call seen, with lastMs
+	lastMs := int64(math.MinInt64)
+	for int64(len(page)) < limit {
+		var rows []pageRow
+		args := append(f.args(), callArgs(o)...)
+		args = append(args,
+			clickhouse.Named("before_ms", before.TimeMs),
+			clickhouse.Named("before_id", before.CallID),
+			clickhouse.Named("fetch", fetch))
+		if err := db.Select(ctx, &rows, query, args...); err != nil {
+			return nil, fmt.Errorf("calls: %w", err)
+		}
+		for _, r := range rows {
+			if r.TimeMs == lastMs && r.CallID == last {
+				continue // an earlier ingest of the call just decided
+			}
+			lastMs, last = r.TimeMs, r.CallID
+			if r.Matches == 1 && int64(len(page)) < limit {
+				page = append(page, chosen{timeMs: r.TimeMs, callID: r.CallID, ingested: r.Ingested})
+			}
+		}
+		if int64(len(rows)) < fetch || len(rows) == 0 {
+			break // the range holds no more
+		}
+		// Ask again from the last call seen: the calls after it, and that
+		// call's own further copies are skipped, its latest already seen.
+		before = Cursor{TimeMs: lastMs, CallID: last}
+		fetch = min(fetch*2, 100_000)
+	}
+	return callRows(ctx, db, f, page)
+}
+
+// callArgs binds the options' conditions.
+func callArgs(o CallsOptions) []any {
+	flag := func(b *bool) int {
+		switch {
+		case b == nil:
+			return -1
+		case *b:
+			return 1
+		}
+		return 0
+	}
+	anyCode, code := 1, int64(0)
+	if o.Code != nil {
+		anyCode, code = 0, *o.Code
+	}
+	anyValue, value := 1, ""
+	if o.ArgValue != nil {
+		anyValue, value = 0, *o.ArgValue
+	}
+	return []any{
+		clickhouse.Named("category", o.Category),
+		clickhouse.Named("failed", flag(o.Failed)),
+		clickhouse.Named("misflagged", flag(o.Misflagged)),
+		clickhouse.Named("any_code", anyCode),
+		clickhouse.Named("code", code),
+		clickhouse.Named("session", o.Session),
+		clickhouse.Named("trace_id", o.TraceID),
+		clickhouse.Named("arg_key", o.ArgKey),
+		clickhouse.Named("any_value", anyValue),
+		clickhouse.Named("arg_value", value),
+	}
+}
+
+// callRows reads the whole rows of page, in its order.
+func callRows(ctx context.Context, db DB, f Filter, page []chosen) ([]Call, error) {
+	if len(page) == 0 {
+		return nil, nil
+	}
+	ids, times, versions := make([]any, len(page)), make([]any, len(page)), make([]any, len(page))
+	for i, c := range page {
+		ids[i], times[i], versions[i] = c.callID, c.timeMs, c.ingested
+	}
+	// The page is newest first: its seconds run from the last call's to the first's.
+	args := append(f.args(),
+		clickhouse.Named("min_s", page[len(page)-1].timeMs/1000),
+		clickhouse.Named("max_s", page[0].timeMs/1000),
+		clickhouse.Named("page_ids", clickhouse.GroupSet{Value: ids}),
+		clickhouse.Named("page_times", clickhouse.GroupSet{Value: times}),
+		clickhouse.Named("page_versions", clickhouse.GroupSet{Value: versions}))
+	var rows []callRow
+	if err := db.Select(ctx, &rows, callsRowsSQL, args...); err != nil {
+		return nil, fmt.Errorf("calls: %w", err)
+	}
+	byKey := make(map[chosen]*callRow, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		byKey[chosen{timeMs: r.TimeMs, callID: r.CallID, ingested: r.Ingested}] = r
+	}
+	out := make([]Call, 0, len(page))
+	for _, c := range page {
+		r, ok := byKey[c]
+		if !ok {
+			// Gone between the two statements: the retention job dropped
+			// its day, or a merge replaced the ingest by a later one.
+			continue
+		}
+		out = append(out, r.call())
+	}
+	return out, nil
+}
+
+func (r *callRow) call() Call {
+	var args json.RawMessage
+	if r.ArgsJSON != "" && json.Valid([]byte(r.ArgsJSON)) {
+		args = json.RawMessage(r.ArgsJSON)
+	}
+	return Call{
+		Time: time.UnixMilli(r.TimeMs).UTC(), Tenant: r.Tenant, Server: r.Server, Tool: r.Tool,
+		Session: r.SessionKey, SessionID: r.SessionID, TraceID: r.TraceID, RequestID: r.RequestID,
+		CallID: strconv.FormatUint(r.CallID, 10), Client: r.Client, ProtocolVersion: r.Protocol,
+		Source: r.Source, Side: r.Side, DurationMs: r.DurationMs,
+		Category: r.Category, Failed: r.IsFailure == 1,
+		DeclaredRetryable: r.DeclaredRetryable, ExpectedRetryable: r.ExpectedRetryable,
+		ClassSource: r.ClassSource, ClassRule: r.ClassRule, Misflagged: r.Misflagged == 1,
+		HasResponse: r.HasResponse == 1, IsError: r.IsError, RPCError: r.RPCError == 1,
+		Code: r.RPCCode, RPCMessage: r.RPCMessage, ErrorCode: r.ErrorCode, ResultType: r.Result,
+		ContentBlocks: r.ContentBlocks, TextBytes: r.TextBytes, HasStructured: r.HasStructured == 1,
+		Message: r.Message, RetryAfterMs: r.RetryAfterMs, Continuation: r.Continuation == 1,
+		Args: args, TaxonomyVersion: r.Taxonomy, Ingested: time.UnixMilli(r.Ingested).UTC(),
+		Cursor: Cursor{TimeMs: r.TimeMs, CallID: r.CallID}.String(),
+	}
+}

@@ -1,0 +1,236 @@
+package queries_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+	"github.com/mcplens/mcplens/queries"
+)
+
+// TestCallList checks GET /api/v1/calls' query against a plain Go reference
+// on generated traffic with copies: some calls ingested again later, every
+// other one of them reclassified (so that a call meets a condition in an
+// earlier copy only, or in its latest only), some inserted twice as one
+// ingest, and one call ingested 12 times, its latest ingest alone OK, so
+// that a page's first read is all its copies and must be asked again. Each
+// case is read in pages of a few calls, following the cursors, and in one
+// page, on both engines.
+func TestCallList(t *testing.T) {
+	base := sampleCalls(t, 40)
+	var all []pipeline.Call
+	for i, c := range base {
+		c.IngestedMs = 1_000
+		if i%9 == 0 {
+			c.TraceID = "trace-" + strconv.Itoa(i%2)
+		}
+		all = append(all, c)
+		switch {
+		case i%7 == 3: // ingested again, reclassified on every other one
+			again := c
+			again.IngestedMs = 2_000
+			if i%14 == 3 {
+				again.Category, again.IsFailure, again.RPCCode = string(classify.RateLimited), 1, -32603
+				if c.Category == string(classify.RateLimited) {
+					again.Category, again.IsFailure, again.RPCCode = string(classify.OK), 0, 0
+				}
+			}
+			all = append(all, again)
+		case i%11 == 5: // one ingest inserted twice
+			all = append(all, c)
+		}
+	}
+	newest := slices.MaxFunc(base, func(a, b pipeline.Call) int { return cmp.Compare(a.TimeMs, b.TimeMs) })
+	late := newest
+	late.TimeMs += 1_000
+	late.Time = time.UnixMilli(late.TimeMs).UTC()
+	late.CallID = 42
+	for v := int64(1); v <= 12; v++ {
+		c := late
+		c.IngestedMs = v
+		c.Category, c.IsFailure, c.RPCCode = string(classify.InvalidArgument), 1, -32602
+		if v == 12 {
+			c.Category, c.IsFailure, c.RPCCode = string(classify.OK), 0, 0
+		}
+		all = append(all, c)
+	}
+	first := slices.MinFunc(all, func(a, b pipeline.Call) int { return cmp.Compare(a.TimeMs, b.TimeMs) })
+	f := queries.Filter{From: first.Time.Truncate(time.Hour), To: late.Time.Add(time.Hour)}
+	yes, no := true, false
+	code := int64(-32602)
+	dept, finace := "department", "finace"
+	withDept := func() string {
+		for _, c := range base {
+			if i := slices.Index(c.ArgKeys, dept); i >= 0 {
+				return c.ArgValues[i]
+			}
+		}
+		t.Fatal("no call of the traffic has a department argument")
+		return ""
+	}()
+	cases := []struct {
+		name string
+		f    queries.Filter
+		o    queries.CallsOptions
+	}{
+		{"every call", f, queries.CallsOptions{}},
+		{"INVALID_ARGUMENT", f, queries.CallsOptions{Category: string(classify.InvalidArgument)}},
+		{"RATE_LIMITED", f, queries.CallsOptions{Category: string(classify.RateLimited)}},
+		{"OK", f, queries.CallsOptions{Category: string(classify.OK)}},
+		{"failed", f, queries.CallsOptions{Failed: &yes}},
+		{"not failed", f, queries.CallsOptions{Failed: &no}},
+		{"misflagged", f, queries.CallsOptions{Misflagged: &yes}},
+		{"code -32602", f, queries.CallsOptions{Code: &code}},
+		{"department given", f, queries.CallsOptions{ArgKey: dept}},
+		{"department " + withDept, f, queries.CallsOptions{ArgKey: dept, ArgValue: &withDept}},
+		{"department finace, empty", f, queries.CallsOptions{ArgKey: dept, ArgValue: &finace, Category: string(classify.EmptyResult)}},
+		{"one session", f, queries.CallsOptions{Session: base[5].SessionKey}},
+		{"one trace, failed", f, queries.CallsOptions{TraceID: "trace-1", Failed: &yes}},
+		{"one tool of one tenant", queries.Filter{From: f.From, To: f.To, Tenant: base[0].Tenant, Tool: base[0].Tool}, queries.CallsOptions{}},
+		{"the first two hours", queries.Filter{From: f.From, To: f.From.Add(2 * time.Hour)}, queries.CallsOptions{Failed: &yes}},
+		{"no such category", f, queries.CallsOptions{Category: string(classify.Cancelled), Session: "nowhere"}},
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, all)
+			ctx := context.Background()
+			nonEmpty := 0
+			for _, tc := range cases {
+				want := refCallList(all, tc.f, tc.o)
+				if len(want) > 0 {
+					nonEmpty++
+				}
+				// Pages of 2 or of an eighth of the answer, and one page.
+				for _, limit := range []int64{max(2, int64(len(want))/8), 1000} {
+					o := tc.o
+					o.Limit = limit
+					var got []queries.Call
+					for page := 0; ; page++ {
+						rows, err := queries.CallList(ctx, e.DB, tc.f, o)
+						if err != nil {
+							t.Fatalf("%s: %v", tc.name, err)
+						}
+						got = append(got, rows...)
+						if int64(len(rows)) < limit || page > len(all) {
+							if page > 0 && len(rows) == 0 && len(want) > 0 && int64(len(want))%limit != 0 {
+								t.Errorf("%s, pages of %d: an empty page after a full one", tc.name, limit)
+							}
+							break
+						}
+						cur, err := queries.ParseCursor(rows[len(rows)-1].Cursor)
+						if err != nil {
+							t.Fatal(err)
+						}
+						o.Before = &cur
+					}
+					if gotKeys, wantKeys := callKeys(got), callKeys(want); !slices.Equal(gotKeys, wantKeys) {
+						t.Errorf("%s, pages of %d: got %d calls\n%v\nwant %d\n%v", tc.name, limit, len(got), gotKeys, len(want), wantKeys)
+					}
+				}
+			}
+			if nonEmpty < len(cases)-2 {
+				t.Errorf("only %d of %d cases list a call: the traffic does not exercise them", nonEmpty, len(cases))
+			}
+			// The rows carry what the latest ingest stored.
+			rows, err := queries.CallList(ctx, e.DB, queries.Filter{From: f.From, To: f.To, Tenant: late.Tenant}, queries.CallsOptions{Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := late
+			want.IngestedMs, want.Category, want.IsFailure, want.RPCCode = 12, string(classify.OK), 0, 0
+			if len(rows) != 1 || !sameCall(rows[0], want) {
+				t.Errorf("the newest call:\n%+v\nwant the row of\n%+v", rows, want)
+			}
+		})
+	}
+}
+
+// refCallList is CallList's definition in plain Go: per (time, call id),
+// the copy of the largest ingested_ms (the first such row inserted), kept
+// when it meets o, newest first, then by call id, descending.
+func refCallList(all []pipeline.Call, f queries.Filter, o queries.CallsOptions) []pipeline.Call {
+	type key struct {
+		ms int64
+		id uint64
+	}
+	latest := map[key]pipeline.Call{}
+	for _, c := range all {
+		if c.TimeMs < f.From.UnixMilli() || c.TimeMs >= f.To.UnixMilli() ||
+			f.Tenant != "" && c.Tenant != f.Tenant || f.Tool != "" && c.Tool != f.Tool ||
+			o.Session != "" && c.SessionKey != o.Session || o.TraceID != "" && c.TraceID != o.TraceID {
+			continue
+		}
+		k := key{c.TimeMs, c.CallID}
+		if l, ok := latest[k]; !ok || c.IngestedMs > l.IngestedMs {
+			latest[k] = c
+		}
+	}
+	var out []pipeline.Call
+	for _, c := range latest {
+		if o.Category != "" && c.Category != o.Category ||
+			o.Failed != nil && (c.IsFailure == 1) != *o.Failed ||
+			o.Misflagged != nil && (c.Misflagged == 1) != *o.Misflagged ||
+			o.Code != nil && c.RPCCode != *o.Code {
+			continue
+		}
+		if o.ArgKey != "" {
+			found := false
+			for i, k := range c.ArgKeys {
+				found = found || k == o.ArgKey && (o.ArgValue == nil || c.ArgValues[i] == *o.ArgValue)
+			}
+			if !found {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b pipeline.Call) int {
+		return cmp.Or(cmp.Compare(b.TimeMs, a.TimeMs), cmp.Compare(b.CallID, a.CallID))
+	})
+	return out
+}
+
+// callKeys names each call by its cursor, category and ingest.
+func callKeys[T queries.Call | pipeline.Call](calls []T) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		switch c := any(c).(type) {
+		case queries.Call:
+			out[i] = fmt.Sprintf("%s %s @%d", c.Cursor, c.Category, c.Ingested.UnixMilli())
+		case pipeline.Call:
+			out[i] = fmt.Sprintf("%d-%d %s @%d", c.TimeMs, c.CallID, c.Category, c.IngestedMs)
+		}
+	}
+	return out
+}
+
+// sameCall reports whether got shows every stored field of want.
+func sameCall(got queries.Call, want pipeline.Call) bool {
+	var args json.RawMessage
+	if want.ArgsJSON != "" {
+		args = json.RawMessage(want.ArgsJSON)
+	}
+	return got.Time.Equal(time.UnixMilli(want.TimeMs)) && got.Tenant == want.Tenant && got.Server == want.Server &&
+		got.Tool == want.Tool && got.Session == want.SessionKey && got.SessionID == want.SessionID &&
+		got.TraceID == want.TraceID && got.RequestID == want.RequestID && got.CallID == strconv.FormatUint(want.CallID, 10) &&
+		got.Client == want.Client && got.ProtocolVersion == want.ProtocolVersion && got.Source == want.Source &&
+		got.Side == want.Side && got.DurationMs == want.DurationMs && got.Category == want.Category &&
+		got.Failed == (want.IsFailure == 1) && got.DeclaredRetryable == want.DeclaredRetryable &&
+		got.ExpectedRetryable == want.ExpectedRetryable && got.ClassSource == want.ClassSource &&
+		got.ClassRule == want.ClassRule && got.Misflagged == (want.Misflagged == 1) &&
+		got.HasResponse == (want.HasResponse == 1) && got.IsError == want.IsError && got.RPCError == (want.RPCError == 1) &&
+		got.Code == want.RPCCode && got.RPCMessage == want.RPCMessage && got.ErrorCode == want.ErrorCode &&
+		got.ResultType == want.ResultType && got.ContentBlocks == want.ContentBlocks && got.TextBytes == want.TextBytes &&
+		got.HasStructured == (want.HasStructured == 1) && got.Message == want.Message &&
+		got.RetryAfterMs == want.RetryAfterMs && got.Continuation == (want.Continuation == 1) &&
+		string(got.Args) == string(args) && got.TaxonomyVersion == want.TaxonomyVersion &&
+		got.Ingested.Equal(time.UnixMilli(want.IngestedMs)) && got.Cursor == fmt.Sprintf("%d-%d", want.TimeMs, want.CallID)
+}
