@@ -14,9 +14,9 @@ import (
 )
 
 var (
-	callsPageSQL         = mustSQL("calls_page.sql")
-	callsPageMatchingSQL = mustSQL("calls_page_matching.sql")
-	callsRowsSQL         = mustSQL("calls_rows.sql")
+	callsPageSQL     = mustSQL("calls_page.sql")
+	callsPageArgsSQL = mustSQL("calls_page_args.sql")
+	callsRowsSQL     = mustSQL("calls_rows.sql")
 )
 
 // MaxCallsLimit is the largest page CallList returns.
@@ -107,12 +107,11 @@ type Call struct {
 	Cursor string `json:"cursor"`
 }
 
-// pageRow is a row of calls_page.sql or calls_page_matching.sql.
+// pageRow is a row of calls_page.sql or calls_page_args.sql.
 type pageRow struct {
 	TimeMs   int64  `ch:"ts_ms"`
 	CallID   uint64 `ch:"call_id"`
 	Ingested int64  `ch:"ingested_ms"`
-	Matches  uint8  `ch:"matches"`
 }
 
 // callRow is a row of calls_rows.sql.
@@ -154,13 +153,13 @@ type callRow struct {
 	RetryAfterMs      int64  `ch:"retry_after_ms"`
 	Continuation      uint8  `ch:"continuation"`
 	Taxonomy          string `ch:"taxonomy"`
+	Matches           uint8  `ch:"matches"`
 }
 
-// chosen is a call a page keeps: its latest ingest.
-type chosen struct {
-	timeMs   int64
-	callID   uint64
-	ingested int64
+// callKey is a call's place in the order, which its copies share.
+type callKey struct {
+	timeMs int64
+	callID uint64
 }
 
 // CallList returns the calls of f that meet o, newest first (ties by call
@@ -169,54 +168,98 @@ type chosen struct {
 // ingest classified it. A page shorter than o.Limit is the last; the next
 // page is asked with Before set to the last row's cursor.
 //
-// It reads in two steps: the page's calls from the light columns of the
-// range (every copy of a call that meets the conditions in any copy, in
-// order, the latest ingest of each kept if it meets them, asked again from
-// the last row on while copies leave the page short), then the whole rows
-// of those calls only.
+// It reads in two steps: candidates from the light columns of the range
+// (the rows that meet the conditions, in order, each call's first), then
+// every copy of the candidates whole, keeping a candidate when its latest
+// ingest meets the conditions; while candidates dropped so leave the page
+// short, it asks for more after the last one read.
 func CallList(ctx context.Context, db DB, f Filter, o CallsOptions) ([]Call, error) {
 	limit := min(max(o.Limit, 1), MaxCallsLimit)
 	query := callsPageSQL
-	if o.Category != "" || o.Failed != nil || o.Misflagged != nil || o.Code != nil || o.ArgKey != "" {
-		query = callsPageMatchingSQL
+	if o.ArgKey != "" {
+		query = callsPageArgsSQL
 	}
 	before := Cursor{TimeMs: f.To.UnixMilli(), CallID: math.MaxUint64}
-	if o.Before != nil && o.Before.TimeMs < before.TimeMs ||
-		o.Before != nil && o.Before.TimeMs == before.TimeMs && o.Before.CallID < before.CallID {
-		before = *o.Before
+	if b := o.Before; b != nil && (b.TimeMs < before.TimeMs || b.TimeMs == before.TimeMs && b.CallID < before.CallID) {
+		before = *b
 	}
-	var page []chosen
-	fetch := limit + limit/4 + 8
-	last := uint64(0) // the call id of the last call seen, with lastMs
-	lastMs := int64(math.MinInt64)
-	for int64(len(page)) < limit {
+	conds := callArgs(o)
+	var out []Call
+	fetch := limit + 8
+	for int64(len(out)) < limit {
 		var rows []pageRow
-		args := append(f.args(), callArgs(o)...)
-		args = append(args,
+		args := append(append(f.args(), conds...),
 			clickhouse.Named("before_ms", before.TimeMs),
 			clickhouse.Named("before_id", before.CallID),
 			clickhouse.Named("fetch", fetch))
 		if err := db.Select(ctx, &rows, query, args...); err != nil {
 			return nil, fmt.Errorf("calls: %w", err)
 		}
+		var cands []callKey
 		for _, r := range rows {
-			if r.TimeMs == lastMs && r.CallID == last {
-				continue // an earlier ingest of the call just decided
-			}
-			lastMs, last = r.TimeMs, r.CallID
-			if r.Matches == 1 && int64(len(page)) < limit {
-				page = append(page, chosen{timeMs: r.TimeMs, callID: r.CallID, ingested: r.Ingested})
+			k := callKey{r.TimeMs, r.CallID}
+			if len(cands) == 0 || cands[len(cands)-1] != k {
+				cands = append(cands, k)
 			}
 		}
-		if int64(len(rows)) < fetch || len(rows) == 0 {
+		page, err := latestMatching(ctx, db, f, conds, cands)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if int64(len(rows)) < fetch {
 			break // the range holds no more
 		}
-		// Ask again from the last call seen: the calls after it, and that
-		// call's own further copies are skipped, its latest already seen.
-		before = Cursor{TimeMs: lastMs, CallID: last}
-		fetch = min(fetch*2, 100_000)
+		// Ask again after the last call read: its further copies are
+		// older ingests, its latest already read.
+		last := rows[len(rows)-1]
+		before = Cursor{TimeMs: last.TimeMs, CallID: last.CallID}
+		fetch = min(fetch*2, 10*MaxCallsLimit)
 	}
-	return callRows(ctx, db, f, page)
+	return out[:min(int64(len(out)), limit)], nil
+}
+
+// latestMatching reads every copy of cands (in CallList's order) and
+// returns, in that order, the latest ingest of each whose latest ingest
+// meets the conditions.
+func latestMatching(ctx context.Context, db DB, f Filter, conds []any, cands []callKey) ([]Call, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	ids, times := make([]any, len(cands)), make([]any, len(cands))
+	for i, c := range cands {
+		ids[i], times[i] = c.callID, c.timeMs
+	}
+	// The candidates are newest first: their seconds run from the last's to the first's.
+	args := append(append(f.args(), conds...),
+		clickhouse.Named("min_s", cands[len(cands)-1].timeMs/1000),
+		clickhouse.Named("max_s", cands[0].timeMs/1000),
+		clickhouse.Named("page_ids", clickhouse.GroupSet{Value: ids}),
+		clickhouse.Named("page_times", clickhouse.GroupSet{Value: times}))
+	var rows []callRow
+	if err := db.Select(ctx, &rows, callsRowsSQL, args...); err != nil {
+		return nil, fmt.Errorf("calls: %w", err)
+	}
+	latest := make(map[callKey]*callRow, len(cands))
+	for i := range rows {
+		r := &rows[i]
+		k := callKey{r.TimeMs, r.CallID}
+		// Of two copies of one ingest millisecond, the one that does not
+		// meet the conditions, so that the answer does not depend on the
+		// order rows come in (FINAL would keep either).
+		if l, ok := latest[k]; !ok || r.Ingested > l.Ingested || r.Ingested == l.Ingested && r.Matches < l.Matches {
+			latest[k] = r
+		}
+	}
+	out := make([]Call, 0, len(cands))
+	for _, c := range cands {
+		// A candidate without rows is gone since the first statement:
+		// the retention job dropped its day.
+		if r, ok := latest[c]; ok && r.Matches == 1 {
+			out = append(out, r.call())
+		}
+	}
+	return out, nil
 }
 
 // callArgs binds the options' conditions.
@@ -250,44 +293,6 @@ func callArgs(o CallsOptions) []any {
 		clickhouse.Named("any_value", anyValue),
 		clickhouse.Named("arg_value", value),
 	}
-}
-
-// callRows reads the whole rows of page, in its order.
-func callRows(ctx context.Context, db DB, f Filter, page []chosen) ([]Call, error) {
-	if len(page) == 0 {
-		return nil, nil
-	}
-	ids, times, versions := make([]any, len(page)), make([]any, len(page)), make([]any, len(page))
-	for i, c := range page {
-		ids[i], times[i], versions[i] = c.callID, c.timeMs, c.ingested
-	}
-	// The page is newest first: its seconds run from the last call's to the first's.
-	args := append(f.args(),
-		clickhouse.Named("min_s", page[len(page)-1].timeMs/1000),
-		clickhouse.Named("max_s", page[0].timeMs/1000),
-		clickhouse.Named("page_ids", clickhouse.GroupSet{Value: ids}),
-		clickhouse.Named("page_times", clickhouse.GroupSet{Value: times}),
-		clickhouse.Named("page_versions", clickhouse.GroupSet{Value: versions}))
-	var rows []callRow
-	if err := db.Select(ctx, &rows, callsRowsSQL, args...); err != nil {
-		return nil, fmt.Errorf("calls: %w", err)
-	}
-	byKey := make(map[chosen]*callRow, len(rows))
-	for i := range rows {
-		r := &rows[i]
-		byKey[chosen{timeMs: r.TimeMs, callID: r.CallID, ingested: r.Ingested}] = r
-	}
-	out := make([]Call, 0, len(page))
-	for _, c := range page {
-		r, ok := byKey[c]
-		if !ok {
-			// Gone between the two statements: the retention job dropped
-			// its day, or a merge replaced the ingest by a later one.
-			continue
-		}
-		out = append(out, r.call())
-	}
-	return out, nil
 }
 
 func (r *callRow) call() Call {

@@ -1,16 +1,17 @@
--- One page of GET /api/v1/calls without a condition on the calls'
--- classification: the light columns of the range's rows, newest call first
--- and, within a call, its latest ingest first. A call's copies (ingested
--- more than once) share its time and id, so they come together, and the
--- caller (queries/calls.go) keeps each call's first row, its latest ingest.
--- It asks again from the last row on when copies left the page short. The
--- heavy columns (arguments, messages) of the page's calls only are read by
--- calls_rows.sql: reading them with the range's sort would read every row's.
+-- One page of GET /api/v1/calls' candidates: the range's rows that meet the
+-- conditions on the classification (calls_page_args.sql: and on the
+-- arguments), light columns only, newest call first and, within a call,
+-- its latest ingest first. A call's copies (ingested more than once) share
+-- its time and id, so they come together; the caller (queries/calls.go)
+-- takes each call's first row and checks with calls_rows.sql that the
+-- call's latest ingest, which may not meet the conditions (a call
+-- reclassified by a later ingest), is the one it took. A condition is met
+-- by one pass over the range's rows whatever share of them meets it; the
+-- heavy columns (arguments, messages) are read for the page's calls only.
 SELECT
   ts_ms,
   call_id,
-  ingested_ms,
-  toUInt8(1) AS matches
+  ingested_ms
 FROM calls
 WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
   AND ts_ms >= @from_ms AND ts_ms < @to_ms
@@ -21,5 +22,9 @@ WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
   AND (@tool = '' OR tool = @tool)
   AND (@session = '' OR session_key = @session)
   AND (@trace_id = '' OR trace_id = @trace_id)
+  AND (@category = '' OR category = @category)
+  AND (@failed = -1 OR is_failure = @failed)
+  AND (@misflagged = -1 OR misflagged = @misflagged)
+  AND (@any_code = 1 OR rpc_code = @code)
 ORDER BY ts_ms DESC, call_id DESC, ingested_ms DESC
 LIMIT @fetch

@@ -1,9 +1,9 @@
--- The whole rows of one page of GET /api/v1/calls: the ingests that
--- calls_page.sql or calls_page_matching.sql chose, within the seconds the
--- page spans. The page's call ids and times are the PREWHERE, so that the
--- heavy columns are read only in the granules that hold one of its calls.
--- The caller keeps, for each chosen (time, call id, ingest), one row: an
--- ingest inserted twice has two identical rows.
+-- The whole rows of GET /api/v1/calls' candidates (calls_page.sql,
+-- calls_page_args.sql): every copy of each, within the seconds they span,
+-- with whether it meets the conditions; the caller (queries/calls.go) keeps
+-- a candidate when its latest ingest does. The candidates' call ids and
+-- times are the PREWHERE, so that the heavy columns are read only in the
+-- granules that hold one of them.
 SELECT
   ts_ms,
   call_id,
@@ -41,7 +41,12 @@ SELECT
   misflagged,
   retry_after_ms,
   continuation,
-  CAST(taxonomy_version AS String) AS taxonomy
+  CAST(taxonomy_version AS String) AS taxonomy,
+  toUInt8((@category = '' OR category = @category)
+    AND (@failed = -1 OR is_failure = @failed)
+    AND (@misflagged = -1 OR misflagged = @misflagged)
+    AND (@any_code = 1 OR rpc_code = @code)
+    AND (@arg_key = '' OR arrayExists((k, v) -> k = @arg_key AND (@any_value = 1 OR v = @arg_value), arg_keys, arg_values))) AS matches
 FROM calls
 PREWHERE call_id IN @page_ids AND ts_ms IN @page_times
 WHERE ts >= toDateTime(@min_s, 'UTC') AND ts <= toDateTime(@max_s, 'UTC')
@@ -49,4 +54,3 @@ WHERE ts >= toDateTime(@min_s, 'UTC') AND ts <= toDateTime(@max_s, 'UTC')
   AND (@all_tenants = 1 OR has(@tenants, tenant))
   AND (@server = '' OR server = @server)
   AND (@tool = '' OR tool = @tool)
-  AND ingested_ms IN @page_versions
