@@ -177,6 +177,17 @@ func TestCapturePathEndToEnd(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	waitRows(t, api.Addr, "/api/v1/failure-rates?"+window, wantRates)
+	// From the empty-results row to its call, listed once though ingested
+	// twice, with what classified it.
+	finace := apiRows(t, api.Addr, "/api/v1/calls?arg_key=department&arg_value=finace&"+window)
+	if len(finace) != 1 {
+		t.Fatalf("the calls with department=finace: %v, want the one call", finace)
+	}
+	got := fmt.Sprint(finace[0]["time"], " ", finace[0]["tool"], " ", finace[0]["category"], " ", finace[0]["failed"], " ",
+		finace[0]["is_error"], " ", finace[0]["message"], " ", compact(t, finace[0]["args"]), " ", finace[0]["client"])
+	if want := `2026-11-29T10:00:00.1Z search_docs EMPTY_RESULT false 0 未找到匹配文档 {"department":"finace","q":"差旅报销上限"} claude-desktop`; got != want {
+		t.Errorf("the call with department=finace:\n got %s\nwant %s", got, want)
+	}
 
 	// Rejected lines are kept with their reason.
 	conn, err := chtest.Open(server.Addr, db)
