@@ -49,12 +49,15 @@ func (c Cursor) String() string {
 	return strconv.FormatInt(c.TimeMs, 10) + "-" + strconv.FormatUint(c.CallID, 10)
 }
 
-// ParseCursor reads a Cursor's text form.
+// ParseCursor reads a Cursor's text form, decimal digits only.
 func ParseCursor(s string) (Cursor, error) {
+	digits := func(s string) bool {
+		return s != "" && strings.Trim(s, "0123456789") == ""
+	}
 	ms, id, ok := strings.Cut(s, "-")
 	t, err1 := strconv.ParseInt(ms, 10, 64)
 	c, err2 := strconv.ParseUint(id, 10, 64)
-	if !ok || err1 != nil || err2 != nil || t < 0 {
+	if !ok || !digits(ms) || !digits(id) || err1 != nil || err2 != nil {
 		return Cursor{}, errors.New("want the cursor of a row, <unix ms>-<call id>")
 	}
 	return Cursor{TimeMs: t, CallID: c}, nil

@@ -234,3 +234,18 @@ func sameCall(got queries.Call, want pipeline.Call) bool {
 		string(got.Args) == string(args) && got.TaxonomyVersion == want.TaxonomyVersion &&
 		got.Ingested.Equal(time.UnixMilli(want.IngestedMs)) && got.Cursor == fmt.Sprintf("%d-%d", want.TimeMs, want.CallID)
 }
+
+func TestParseCursor(t *testing.T) {
+	for _, c := range []queries.Cursor{{0, 0}, {1795950006000, 1795950006000}, {1<<62 + 1, 1<<64 - 1}} {
+		got, err := queries.ParseCursor(c.String())
+		if err != nil || got != c {
+			t.Errorf("ParseCursor(%q) = %+v, %v; want %+v", c.String(), got, err, c)
+		}
+	}
+	for _, s := range []string{"", "1", "1-", "-1", "-1-2", "1-x", "x-1", "1-2-3", "1-18446744073709551616",
+		"9223372036854775808-1", " 1-2", "1-2 ", "+1-2", "1-+2", "0x1-2"} {
+		if c, err := queries.ParseCursor(s); err == nil {
+			t.Errorf("ParseCursor(%q) = %+v, want an error", s, c)
+		}
+	}
+}
