@@ -159,6 +159,14 @@ func answers(t *testing.T, db queries.DB, f queries.Filter, window time.Duration
 	add("recalls", v8, err)
 	v9, err := queries.Misclassifications(ctx, db, f, window, 1)
 	add("misclassifications", v9, err)
+	// Calls reclassified by a later ingest send the calls' pages to the
+	// form that reads latest ingests only, whose lookup reads the
+	// Distributed tables.
+	failed, finace := true, "finace"
+	v10, err := queries.CallList(ctx, db, f, queries.CallsOptions{Failed: &failed, Limit: 300})
+	add("calls-failed", v10, err)
+	v11, err := queries.CallList(ctx, db, f, queries.CallsOptions{ArgKey: "dept", ArgValue: &finace, Limit: 100})
+	add("calls-finace", v11, err)
 	return out
 }
 

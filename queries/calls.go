@@ -16,6 +16,7 @@ import (
 var (
 	callsPageSQL     = mustSQL("calls_page.sql")
 	callsPageArgsSQL = mustSQL("calls_page_args.sql")
+	callsLatestSQL   = mustSQL("calls_page_latest.sql")
 	callsRowsSQL     = mustSQL("calls_rows.sql")
 )
 
@@ -174,8 +175,12 @@ type callKey struct {
 // It reads in two steps: candidates from the light columns of the range
 // (the rows that meet the conditions, in order, each call's first), then
 // every copy of the candidates whole, keeping a candidate when its latest
-// ingest meets the conditions; while candidates dropped so leave the page
-// short, it asks for more after the last one read.
+// ingest meets the conditions. Once a candidate is dropped so (a call
+// reclassified by a later ingest), the candidates come from the form that
+// reads each call's latest ingest only (calls_page_latest.sql): after a
+// replay under new rules most rows that meet a condition may be earlier
+// ingests, and reading on after each short page would scan the range again
+// and again.
 func CallList(ctx context.Context, db DB, f Filter, o CallsOptions) ([]Call, error) {
 	limit := min(max(o.Limit, 1), MaxCallsLimit)
 	query := callsPageSQL
@@ -210,6 +215,9 @@ func CallList(ctx context.Context, db DB, f Filter, o CallsOptions) ([]Call, err
 			return nil, err
 		}
 		out = append(out, page...)
+		if len(page) < len(cands) {
+			query = callsLatestSQL
+		}
 		if int64(len(rows)) < fetch {
 			break // the range holds no more
 		}

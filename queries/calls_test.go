@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/queries"
@@ -76,11 +77,7 @@ func TestCallList(t *testing.T) {
 		t.Fatal("no call of the traffic has a department argument")
 		return ""
 	}()
-	cases := []struct {
-		name string
-		f    queries.Filter
-		o    queries.CallsOptions
-	}{
+	cases := []callsCase{
 		{"every call", f, queries.CallsOptions{}},
 		{"INVALID_ARGUMENT", f, queries.CallsOptions{Category: string(classify.InvalidArgument)}},
 		{"RATE_LIMITED", f, queries.CallsOptions{Category: string(classify.RateLimited)}},
@@ -102,43 +99,13 @@ func TestCallList(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, all)
 			ctx := context.Background()
-			nonEmpty := 0
-			for _, tc := range cases {
-				want := refCallList(all, tc.f, tc.o)
-				if len(want) > 0 {
-					nonEmpty++
-				}
-				// Pages of 2 or of an eighth of the answer, and one page.
-				for _, limit := range []int64{max(2, int64(len(want))/8), 1000} {
-					o := tc.o
-					o.Limit = limit
-					var got []queries.Call
-					for page := 0; ; page++ {
-						rows, err := queries.CallList(ctx, e.DB, tc.f, o)
-						if err != nil {
-							t.Fatalf("%s: %v", tc.name, err)
-						}
-						got = append(got, rows...)
-						if int64(len(rows)) < limit || page > len(all) {
-							if page > 0 && len(rows) == 0 && len(want) > 0 && int64(len(want))%limit != 0 {
-								t.Errorf("%s, pages of %d: an empty page after a full one", tc.name, limit)
-							}
-							break
-						}
-						cur, err := queries.ParseCursor(rows[len(rows)-1].Cursor)
-						if err != nil {
-							t.Fatal(err)
-						}
-						o.Before = &cur
-					}
-					if gotKeys, wantKeys := callKeys(got), callKeys(want); !slices.Equal(gotKeys, wantKeys) {
-						t.Errorf("%s, pages of %d: got %d calls\n%v\nwant %d\n%v", tc.name, limit, len(got), gotKeys, len(want), wantKeys)
-					}
-				}
+			checkCallList(t, e.DB, all, cases)
+			// Again with the complete hours folded: the form that reads
+			// latest ingests only finds the copied calls in the folds.
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0); err != nil || len(res.Folded) == 0 {
+				t.Fatalf("folding the hours: %+v, %v", res, err)
 			}
-			if nonEmpty < len(cases)-2 {
-				t.Errorf("only %d of %d cases list a call: the traffic does not exercise them", nonEmpty, len(cases))
-			}
+			checkCallList(t, e.DB, all, cases)
 			// The rows carry what the latest ingest stored.
 			rows, err := queries.CallList(ctx, e.DB, queries.Filter{From: f.From, To: f.To, Tenant: late.Tenant}, queries.CallsOptions{Limit: 1})
 			if err != nil {
@@ -150,6 +117,57 @@ func TestCallList(t *testing.T) {
 				t.Errorf("the newest call:\n%+v\nwant the row of\n%+v", rows, want)
 			}
 		})
+	}
+}
+
+// callsCase is a filter of TestCallList.
+type callsCase struct {
+	name string
+	f    queries.Filter
+	o    queries.CallsOptions
+}
+
+// checkCallList reads every case in pages of a few calls, following the
+// cursors, and in one page, and compares the calls with refCallList's.
+func checkCallList(t *testing.T, db queries.DB, all []pipeline.Call, cases []callsCase) {
+	t.Helper()
+	ctx := context.Background()
+	nonEmpty := 0
+	for _, tc := range cases {
+		want := refCallList(all, tc.f, tc.o)
+		if len(want) > 0 {
+			nonEmpty++
+		}
+		// Pages of 2 or of an eighth of the answer, and one page.
+		for _, limit := range []int64{max(2, int64(len(want))/8), 1000} {
+			o := tc.o
+			o.Limit = limit
+			var got []queries.Call
+			for page := 0; ; page++ {
+				rows, err := queries.CallList(ctx, db, tc.f, o)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				got = append(got, rows...)
+				if int64(len(rows)) < limit || page > len(all) {
+					if page > 0 && len(rows) == 0 && len(want) > 0 && int64(len(want))%limit != 0 {
+						t.Errorf("%s, pages of %d: an empty page after a full one", tc.name, limit)
+					}
+					break
+				}
+				cur, err := queries.ParseCursor(rows[len(rows)-1].Cursor)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.Before = &cur
+			}
+			if gotKeys, wantKeys := callKeys(got), callKeys(want); !slices.Equal(gotKeys, wantKeys) {
+				t.Errorf("%s, pages of %d: got %d calls\n%v\nwant %d\n%v", tc.name, limit, len(got), gotKeys, len(want), wantKeys)
+			}
+		}
+	}
+	if nonEmpty < len(cases)-2 {
+		t.Errorf("only %d of %d cases list a call: the traffic does not exercise them", nonEmpty, len(cases))
 	}
 }
 
@@ -247,5 +265,77 @@ func TestParseCursor(t *testing.T) {
 		if c, err := queries.ParseCursor(s); err == nil {
 			t.Errorf("ParseCursor(%q) = %+v, want an error", s, c)
 		}
+	}
+}
+
+// countingDB counts the statements it runs.
+type countingDB struct {
+	queries.DB
+	n int
+}
+
+func (c *countingDB) Select(ctx context.Context, dest any, query string, args ...any) error {
+	c.n++
+	return c.DB.Select(ctx, dest, query, args...)
+}
+
+// TestCallListAfterAReplay lists the calls of a category that a replay
+// under new rules took almost every call out of: 200 calls ingested as
+// INTERNAL and again as UPSTREAM_TIMEOUT, and the 3 oldest left INTERNAL.
+// The rows that meet category=INTERNAL are mostly earlier ingests; once the
+// first candidates are dropped, the page comes from the form that reads
+// latest ingests only, in 4 statements, not a scan of the range a few
+// candidates at a time (10 statements for this page). The same with the
+// hour folded, whose copied calls that form finds in the fold.
+func TestCallListAfterAReplay(t *testing.T) {
+	var all []pipeline.Call
+	for i := range 203 {
+		c := call{at: time.Duration(i) * time.Second, session: "s" + strconv.Itoa(i%7), tool: "get_doc", req: strconv.Itoa(i),
+			category: classify.Internal}.row()
+		c.IngestedMs = 1_000
+		all = append(all, c)
+		if i >= 3 {
+			c.IngestedMs, c.Category = 2_000, string(classify.UpstreamTimeout)
+			all = append(all, c)
+		}
+	}
+	f := queries.Filter{From: t0, To: t0.Add(time.Hour)}
+	o := queries.CallsOptions{Category: string(classify.Internal), Limit: 2}
+	want := callKeys(refCallList(all, f, o))
+	if len(want) != 3 {
+		t.Fatalf("the reference lists %d calls, want the 3 left INTERNAL", len(want))
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, all)
+			for _, stage := range []string{"raw", "folded"} {
+				if stage == "folded" {
+					if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), 30*24*time.Hour, 0); err != nil || len(res.Folded) == 0 {
+						t.Fatalf("folding the hour: %+v, %v", res, err)
+					}
+				}
+				db := &countingDB{DB: e.DB}
+				first, err := queries.CallList(context.Background(), db, f, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if db.n > 4 {
+					t.Errorf("%s: the first page took %d statements, want at most 4", stage, db.n)
+				}
+				cur, err := queries.ParseCursor(first[len(first)-1].Cursor)
+				if err != nil {
+					t.Fatal(err)
+				}
+				next := o
+				next.Before = &cur
+				second, err := queries.CallList(context.Background(), db, f, next)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := callKeys(append(first, second...)); !slices.Equal(got, want) {
+					t.Errorf("%s: got %v, want %v", stage, got, want)
+				}
+			}
+		})
 	}
 }
