@@ -182,11 +182,16 @@ type callKey struct {
 // ingests, and reading on after each short page would scan the range again
 // and again.
 func CallList(ctx context.Context, db DB, f Filter, o CallsOptions) ([]Call, error) {
-	limit := min(max(o.Limit, 1), MaxCallsLimit)
 	query := callsPageSQL
 	if o.ArgKey != "" {
 		query = callsPageArgsSQL
 	}
+	return callList(ctx, db, f, o, query)
+}
+
+// callList is CallList with its first candidates from query.
+func callList(ctx context.Context, db DB, f Filter, o CallsOptions, query string) ([]Call, error) {
+	limit := min(max(o.Limit, 1), MaxCallsLimit)
 	before := Cursor{TimeMs: f.To.UnixMilli(), CallID: math.MaxUint64}
 	if b := o.Before; b != nil && (b.TimeMs < before.TimeMs || b.TimeMs == before.TimeMs && b.CallID < before.CallID) {
 		before = *b

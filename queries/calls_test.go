@@ -138,13 +138,22 @@ func checkCallList(t *testing.T, db queries.DB, all []pipeline.Call, cases []cal
 		if len(want) > 0 {
 			nonEmpty++
 		}
-		// Pages of 2 or of an eighth of the answer, and one page.
-		for _, limit := range []int64{max(2, int64(len(want))/8), 1000} {
+		// Pages of 2 or of a quarter of the answer, and one page, and
+		// the same with every page from the form that reads latest ingests
+		// only.
+		for _, run := range []struct {
+			limit int64
+			list  func(context.Context, queries.DB, queries.Filter, queries.CallsOptions) ([]queries.Call, error)
+		}{
+			{max(2, int64(len(want))/4), queries.CallList}, {1000, queries.CallList},
+			{max(2, int64(len(want))/4), queries.CallListLatestOnly}, {1000, queries.CallListLatestOnly},
+		} {
+			limit := run.limit
 			o := tc.o
 			o.Limit = limit
 			var got []queries.Call
 			for page := 0; ; page++ {
-				rows, err := queries.CallList(ctx, db, tc.f, o)
+				rows, err := run.list(ctx, db, tc.f, o)
 				if err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}

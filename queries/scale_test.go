@@ -114,6 +114,14 @@ func BenchmarkScale(b *testing.B) {
 			_, err := queries.CallList(ctx, db, f, queries.CallsOptions{ArgKey: "department", Limit: 50})
 			return err
 		}},
+		// The form a page switches to once a candidate's latest ingest
+		// fails its conditions (a replayed range), alone: its lookup of the
+		// copied calls' latest ingests reads the folds once there are.
+		{"calls-latest-only-failed", func(db queries.DB, f queries.Filter) error {
+			failed := true
+			_, err := queries.CallListLatestOnly(ctx, db, f, queries.CallsOptions{Failed: &failed, Limit: 50})
+			return err
+		}},
 	}
 	for _, e := range chtest.Engines(b) {
 		start := time.Now()
@@ -152,7 +160,7 @@ func BenchmarkScale(b *testing.B) {
 		b.Logf("%s: folded %d hours in %s", e.Name, len(res.Folded), time.Since(start).Round(time.Millisecond))
 		run("-folded", func(name string) bool {
 			switch name {
-			case "overview", "failure-rates", "empty-results", "misclassifications", "schema-violations":
+			case "overview", "failure-rates", "empty-results", "misclassifications", "schema-violations", "calls-latest-only-failed":
 				return true
 			}
 			return strings.HasPrefix(name, "invalid-argument-spikes")
