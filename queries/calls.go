@@ -208,12 +208,19 @@ func callList(ctx context.Context, db DB, f Filter, o CallsOptions, query string
 		if err := db.Select(ctx, &rows, query, args...); err != nil {
 			return nil, fmt.Errorf("calls: %w", err)
 		}
+		// The candidates, each call's first row, as many as the page
+		// still needs and a few more: the rest are read again if needed.
 		var cands []callKey
+		want := limit - int64(len(out)) + 8
 		for _, r := range rows {
 			k := callKey{r.TimeMs, r.CallID}
-			if len(cands) == 0 || cands[len(cands)-1] != k {
-				cands = append(cands, k)
+			if len(cands) > 0 && cands[len(cands)-1] == k {
+				continue
 			}
+			if int64(len(cands)) == want {
+				break
+			}
+			cands = append(cands, k)
 		}
 		page, err := latestMatching(ctx, db, f, conds, cands)
 		if err != nil {
@@ -223,13 +230,13 @@ func callList(ctx context.Context, db DB, f Filter, o CallsOptions, query string
 		if len(page) < len(cands) {
 			query = callsLatestSQL
 		}
-		if int64(len(rows)) < fetch {
+		if int64(len(rows)) < fetch && int64(len(cands)) < want {
 			break // the range holds no more
 		}
-		// Ask again after the last call read: its further copies are
-		// older ingests, its latest already read.
-		last := rows[len(rows)-1]
-		before = Cursor{TimeMs: last.TimeMs, CallID: last.CallID}
+		// Ask again after the last candidate: its further copies are older
+		// ingests, its latest already read.
+		last := cands[len(cands)-1]
+		before = Cursor{TimeMs: last.timeMs, CallID: last.callID}
 		fetch = min(fetch*2, 10*MaxCallsLimit)
 	}
 	return out[:min(int64(len(out)), limit)], nil

@@ -348,3 +348,48 @@ func TestCallListAfterAReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestCallListReadsOnAfterItsLastCandidate builds a page that takes three
+// reads: the first is all copies of two calls (one ingest inserted 6 and 5
+// times), the second's first 9 candidates are calls a later ingest took out
+// of the category, and the third must go on right after the last of those,
+// not after the last row the second read, where a call that belongs on the
+// page would be skipped.
+func TestCallListReadsOnAfterItsLastCandidate(t *testing.T) {
+	var all []pipeline.Call
+	at := 0 * time.Second
+	add := func(n int, categories ...classify.Category) {
+		at -= time.Second
+		for i, cat := range categories {
+			c := call{at: time.Hour + at, session: "s", tool: "get_doc", req: strconv.Itoa(int(at)), category: cat}.row()
+			c.IngestedMs = int64(1_000 * (i + 1))
+			for range n {
+				all = append(all, c)
+			}
+		}
+	}
+	add(6, classify.Internal) // A
+	add(5, classify.Internal) // B
+	for range 9 {
+		add(1, classify.Internal, classify.UpstreamTimeout) // C1..C9
+	}
+	for range 30 {
+		add(1, classify.Internal) // D, E, ...
+	}
+	f := queries.Filter{From: t0, To: t0.Add(2 * time.Hour)}
+	o := queries.CallsOptions{Category: string(classify.Internal), Limit: 3}
+	ref := refCallList(all, f, o)
+	want := callKeys(ref[:3])
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, all)
+			got, err := queries.CallList(context.Background(), e.DB, f, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(callKeys(got), want) {
+				t.Errorf("got %v, want %v", callKeys(got), want)
+			}
+		})
+	}
+}
