@@ -222,14 +222,25 @@ func TestHostileValuesOnEveryEndpoint(t *testing.T) {
 			srv := newServer(t, e.DB)
 			for _, path := range analyticsPaths(t, srv) {
 				params := []string{"tool", "server", "tenant"}
-				if path == "/api/v1/empty-results" {
+				switch path {
+				case "/api/v1/empty-results":
 					params = append(params, "arg_key")
+				case "/api/v1/calls":
+					params = append(params, "arg_key", "session", "trace_id")
 				}
 				for _, p := range params {
 					for _, v := range hostile {
 						st, body := getWith(t, srv, "", path+"?from=2026-11-29T00:00:00Z&to=2026-11-30T00:00:00Z&"+p+"="+url.QueryEscape(v))
 						if st != http.StatusOK || rowsOf(t, body) != "[]" && !strings.Contains(rowsOf(t, body), `"calls":0`) {
 							t.Errorf("%s %s=%q: %d %s, want 200 and no rows", path, p, v, st, body)
+						}
+					}
+				}
+				if path == "/api/v1/calls" {
+					for _, v := range hostile {
+						st, body := getWith(t, srv, "", path+"?from=2026-11-29T00:00:00Z&to=2026-11-30T00:00:00Z&arg_key=q&arg_value="+url.QueryEscape(v))
+						if st != http.StatusOK || rowsOf(t, body) != "[]" {
+							t.Errorf("%s arg_value=%q: %d %s, want 200 and no rows", path, v, st, body)
 						}
 					}
 				}
