@@ -4,12 +4,13 @@
 -- for every page, 1.2-1.3x as long; BENCHMARKS.md, forty-eighth round): the
 -- range's rows that meet every condition, light columns only, newest call
 -- first and, within a call, its latest ingest first. A call's copies
--- (ingested more than once) share its time and id, so they come together; the caller (queries/calls.go)
--- takes each call's first row and checks with calls_rows.sql that the
--- call's latest ingest, which may not meet the conditions (a call
--- reclassified by a later ingest), is the one it took. A condition is met
--- by one pass over the range's rows whatever share of them meets it; the
--- heavy columns (arguments, messages) are read for the page's calls only.
+-- (ingested more than once) share its time and id, so they come together;
+-- the caller (queries/calls.go) takes each call's first row and checks with
+-- calls_rows.sql that the call's latest ingest, which may not meet the
+-- conditions (a call reclassified by a later ingest), is the one it took. A
+-- condition is met by one pass over the range's rows whatever share of them
+-- meets it; the heavy columns (arguments, messages) are read for the page's
+-- calls only.
 SELECT
   ts_ms,
   call_id,
