@@ -3,6 +3,7 @@ package dashboards_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -54,6 +55,27 @@ func BenchmarkPanels(b *testing.B) {
 		{"yesterday", macroRange{from: end.Add(-48 * time.Hour), to: end.Add(-24*time.Hour - time.Second), interval: time.Minute}, true},
 	}
 	targets := panelTargets(b, "tool1")
+	// The drilldown's Calls panel narrowed, as its links open it: to the
+	// EMPTY_RESULT calls with one department, and to one argument value
+	// under any key (synthetic/calls.sql: departments d0-d8, q0-q49).
+	for _, tg := range targets {
+		if tg.file != "tool_calls" {
+			continue
+		}
+		for _, n := range []struct {
+			name string
+			set  map[string]selection
+		}{
+			{"tool_calls-empty-department", map[string]selection{"category": values("EMPTY_RESULT"), "arg_key": values("department"), "arg_value": values("d3")}},
+			{"tool_calls-value", map[string]selection{"arg_value": values("q7")}},
+		} {
+			narrowed := tg
+			narrowed.file, narrowed.vars = n.name, maps.Clone(tg.vars)
+			maps.Copy(narrowed.vars, n.set)
+			targets = append(targets, narrowed)
+		}
+		break
+	}
 	// The bound variables (build.go, boundVariable), which Grafana runs once
 	// before the panels that use them, are timed as targets of their own.
 	var bounds []string

@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+	"github.com/mcplens/mcplens/pipeline/classify"
 )
 
 //go:embed panels/*.sql alerts/*.sql variables/*.sql
@@ -217,6 +218,38 @@ func customVariable(name, label, description, values, current string) *dashboard
 			Selected: cog.ToPtr(true),
 			Text:     dashboard.StringOrArrayOfString{String: cog.ToPtr(current)},
 			Value:    dashboard.StringOrArrayOfString{String: cog.ToPtr(current)},
+		})
+}
+
+// categoryVariable picks categories of the taxonomy (pipeline/classify),
+// several at once; "All" leaves the filter out.
+func categoryVariable() *dashboard.CustomVariableBuilder {
+	names := make([]string, len(classify.Categories))
+	for i, c := range classify.Categories {
+		names[i] = string(c)
+	}
+	return dashboard.NewCustomVariableBuilder("category").
+		Label("Category").
+		Description("Categories of the calls to list (All: every category). The category is that of a call's latest ingest.").
+		Values(dashboard.StringOrMap{String: cog.ToPtr(strings.Join(names, ","))}).
+		Multi(true).
+		IncludeAll(true).
+		Current(allOption())
+}
+
+// argValueVariable is a free-text argument value: panels keep the calls
+// whose arguments have it under one of the arg_key variable's keys, and
+// leave the filter out when it is empty. Panels read it percent-encoded
+// (${arg_value:percentencode}, decoded in SQL), the one format that leaves
+// no quote or backslash in the query.
+func argValueVariable() *dashboard.TextBoxVariableBuilder {
+	return dashboard.NewTextBoxVariableBuilder("arg_value").
+		Label("Argument value").
+		Description("Lists only the calls with this argument value under one of the chosen argument keys (empty: no filter). The Empty results panels' values link here.").
+		DefaultValue(dashboard.StringOrMap{String: cog.ToPtr("")}).
+		Current(dashboard.VariableOption{
+			Text:  dashboard.StringOrArrayOfString{String: cog.ToPtr("")},
+			Value: dashboard.StringOrArrayOfString{String: cog.ToPtr("")},
 		})
 }
 

@@ -48,12 +48,20 @@ func EmptyResults() *dashboard.DashboardBuilder {
 			"Per tool and argument key=value, the non-failed calls and the share that came back empty (min_calls applies; the argument key filter narrows it). A value far above its siblings (department=finace next to department=finance) is a misspelling or a renamed value: add an enum to the schema or normalise the value in the tool.",
 			panelSQL("empty_by_argument")).
 			OverrideByName("tool_name", []dashboard.DynamicConfigValue{toolLinks()}).
+			OverrideByName("arg_value", []dashboard.DynamicConfigValue{emptyCallsLinks()}).
 			Span(24).
 			OverrideByName("empty_rate", []dashboard.DynamicConfigValue{
 				override("unit", units.PercentUnit),
 				override("custom.cellOptions", map[string]any{"type": "color-background", "mode": "basic"}),
 			}).
 			Thresholds(thresholds("green", 0.2, "yellow", 0.5, "red")))
+}
+
+// emptyCallsLinks makes an empty-results row's argument value open the
+// tool drilldown's Calls panel on the calls that came back empty with it.
+func emptyCallsLinks() dashboard.DynamicConfigValue {
+	return callsLinks("Empty calls of ${__data.fields.tool_name} with ${__data.fields.arg_key}=${__data.fields.arg_value}",
+		"&var-tool=${__data.fields.tool_name:percentencode}&var-arg_key=${__data.fields.arg_key:percentencode}&var-arg_value=${__data.fields.arg_value:percentencode}&var-category=EMPTY_RESULT")
 }
 
 // argKeyVariable lists the argument keys of the selected tools.

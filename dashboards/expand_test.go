@@ -134,12 +134,33 @@ func interpolate(t testing.TB, sql string, vars map[string]selection, options ma
 				q[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
 			}
 			return strings.Join(q, ",")
+		case "percentencode":
+			if multi {
+				break // the frontend encodes {v1,v2} as one text
+			}
+			return percentEncode(vs[0])
 		case "raw", "csv":
 			return strings.Join(vs, ",")
 		}
 		t.Errorf("variable format %s of $%s not modelled by the test", format, name)
 		return m
 	})
+}
+
+// percentEncode is the frontend's percentencode format
+// (encodeURIComponentStrict): every byte of the UTF-8 text but the RFC 3986
+// unreserved characters as %XX, upper-case hex.
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.~", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // macroRange is the time range and interval the backend expands macros with.
@@ -291,7 +312,7 @@ func TestMacroExpansionMatchesPlugin(t *testing.T) {
 		t.Errorf("dateFilter: got %q, want %q", got, want)
 	}
 
-	vars := map[string]selection{"a": all(), "b": values("x", "y"), "c": values("it's")}
+	vars := map[string]selection{"a": all(), "b": values("x", "y"), "c": values("it's"), "d": values("fin'ace\\, 未(*)~"), "e": values(""), "f": values("foo()bar BAZ")}
 	opts := map[string][]string{"a": {"p", "q"}}
 	for _, tc := range []struct{ in, want string }{
 		{"WHERE $__conditionalAll(a IN (${a:singlequote}), $a)", "WHERE 1=1"},
@@ -300,6 +321,13 @@ func TestMacroExpansionMatchesPlugin(t *testing.T) {
 		{"WHERE c = ${c:singlequote}", `WHERE c = 'it\'s'`},
 		{"WHERE c = ${c:sqlstring}", `WHERE c = 'it''s'`},
 		{"WHERE a IN ($a)", "WHERE a IN ('p','q')"},
+		// The scenes formatRegistry test's vector, and every byte but the
+		// unreserved characters escaped.
+		{"${f:percentencode}", "foo%28%29bar%20BAZ"},
+		{"v = decodeURLComponent('${d:percentencode}')", "v = decodeURLComponent('fin%27ace%5C%2C%20%E6%9C%AA%28%2A%29~')"},
+		// Nested: the inner macro first, so the outer one keeps its text.
+		{"$__conditionalAll(x(k, v) -> $__conditionalAll(k IN (${a:singlequote}), $a) AND v = 1, $d)", "x(k, v) -> 1=1 AND v = 1"},
+		{"$__conditionalAll(x(k, v) -> $__conditionalAll(k IN (${b:singlequote}), $b) AND v = 1, $e)", "1=1"},
 	} {
 		if got := interpolate(t, applyConditionalAll(tc.in, vars), vars, opts); got != tc.want {
 			t.Errorf("template %q\n got %q\nwant %q", tc.in, got, tc.want)

@@ -144,6 +144,14 @@ func selections(d gDashboard) map[string]map[string]selection {
 				out["all"][v.Name] = values("o'reilly_lookup")
 			}
 			out["narrowed"][v.Name] = narrowed
+		case v.Type == "custom" && v.Multi:
+			// The drilldown's categories: All, and the one the narrowed
+			// argument value's calls have.
+			out["all"][v.Name] = all()
+			out["narrowed"][v.Name] = map[string]selection{"category": values("EMPTY_RESULT")}[v.Name]
+		case v.Type == "textbox":
+			out["all"][v.Name] = values("")
+			out["narrowed"][v.Name] = map[string]selection{"arg_value": values("finace")}[v.Name]
 		case v.Type == "custom":
 			var cur string
 			_ = json.Unmarshal(v.Current.Value, &cur)
@@ -222,6 +230,11 @@ func checkPanels(t *testing.T, ds []gDashboard, run func(sql string) ([]column, 
 			vars := selections(d)[selName]
 			options := map[string][]string{}
 			for _, v := range d.Templating.List {
+				if v.Type == "custom" {
+					var list string
+					_ = json.Unmarshal(v.Query, &list)
+					options[v.Name] = strings.Split(list, ",")
+				}
 				sql := v.rawSQL()
 				if sql == "" {
 					continue

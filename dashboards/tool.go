@@ -17,20 +17,24 @@ const (
 	toolRowArguments   = 220
 	toolEmptyByArg     = 221
 	toolFailureMessage = 222
+	toolCalls          = 223
 )
 
 // ToolDrilldown is one tool in depth: its categories and codes over time,
 // how its retries end by category and retryability, how often agents send
 // the same failing request again, which argument values come back empty,
-// and its recent failure messages.
+// its recent failure messages, and its calls one by one, with what they
+// sent and got back.
 func ToolDrilldown() *dashboard.DashboardBuilder {
 	return newDashboard(ToolUID, "mcplens / Tool drilldown",
-		"One MCP tool in depth: failures by category and code, retry outcomes with declared vs expected retryability, unchanged re-calls, empty results by argument value and recent failure messages. Reached from the overview's Top failing tools.").
+		"One MCP tool in depth: failures by category and code, retry outcomes with declared vs expected retryability, unchanged re-calls, empty results by argument value, recent failure messages and the calls themselves with their arguments. Reached from the overview's Top failing tools.").
 		WithVariable(datasourceVariable()).
 		WithVariable(filterVariable("tenant", "Tenant", "Tenants to include (All: no filter).")).
 		WithVariable(filterVariable("server", "Server", "MCP servers to include (All: no filter).", "tenant")).
 		WithVariable(singleToolVariable()).
 		WithVariable(argKeyVariable()).
+		WithVariable(argValueVariable()).
+		WithVariable(categoryVariable()).
 		Annotation(definitionChangeAnnotations()).
 		WithVariable(customVariable("min_calls", "Min calls",
 			"Smallest number of non-failed calls an argument value needs to be listed under empty results.",
@@ -67,6 +71,7 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 		WithPanel(tablePanel(toolEmptyByArg, "Empty results by argument value",
 			"Per argument key=value, the share of this tool's non-failed calls that found nothing (min_calls applies). A value far above its siblings is usually misspelled or renamed: list the allowed values in the tool's schema (enum) or description.",
 			panelSQL("empty_by_argument")).
+			OverrideByName("arg_value", []dashboard.DynamicConfigValue{emptyCallsLinks()}).
 			OverrideByName("empty_rate", []dashboard.DynamicConfigValue{
 				override("unit", units.PercentUnit),
 				override("custom.cellOptions", map[string]any{"type": "color-background", "mode": "basic"}),
@@ -75,5 +80,25 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 		WithPanel(tablePanel(toolFailureMessage, "Recent failure messages",
 			"The latest distinct failure messages of this tool with their count and sessions. Read them as the model does: if a message does not say what to change, the model repeats the call (see Unchanged re-calls).",
 			panelSQL("failure_messages")).
-			OverrideByName("failure_message", []dashboard.DynamicConfigValue{override("custom.width", 600)}))
+			OverrideByName("failure_message", []dashboard.DynamicConfigValue{override("custom.width", 600)}).
+			OverrideByName("category_", []dashboard.DynamicConfigValue{callsLinks("Calls of ${tool} in ${__data.fields.category_}",
+				"&${tool:queryparam}&var-category=${__data.fields.category_:percentencode}&var-arg_key=$__all&var-arg_value=")})).
+		WithPanel(tablePanel(toolCalls, "Calls",
+			"This tool's latest calls, at most 100, newest first, each as its latest ingest stored it: the arguments sent (redacted at ingest), isError as sent, the error code and message that came back, the category mcplens gave it, whether the server's isError contradicts it (misflagged) and the classification rule that decided. Narrow them with Category, and with Argument value (under the chosen argument keys); the rows of Empty results by argument value and Recent failure messages open this panel narrowed to their calls. GET /api/v1/calls lists every call of a range, page by page.",
+			panelSQL("tool_calls")).
+			Span(24).
+			Height(12).
+			OverrideByName("arguments", []dashboard.DynamicConfigValue{override("custom.width", 420)}).
+			OverrideByName("message", []dashboard.DynamicConfigValue{override("custom.width", 420)}))
+}
+
+// callsLinks makes a table column open the drilldown's Calls panel with the
+// same time range, tenants and servers; query adds the tool and the
+// narrowing variables. Row values are percent-encoded, as Grafana encodes
+// variables in URLs.
+func callsLinks(title, query string) dashboard.DynamicConfigValue {
+	return override("links", []map[string]any{{
+		"title": title,
+		"url":   toolDrilldownURL(toolCalls) + query,
+	}})
 }
