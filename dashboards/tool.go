@@ -88,6 +88,7 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 			panelSQL("tool_calls")).
 			Span(24).
 			Height(12).
+			OverrideByName("duration_ms", []dashboard.DynamicConfigValue{override("unit", units.Milliseconds)}).
 			OverrideByName("arguments", []dashboard.DynamicConfigValue{override("custom.width", 420)}).
 			OverrideByName("message", []dashboard.DynamicConfigValue{override("custom.width", 420)}))
 }
