@@ -148,6 +148,13 @@ func TestDashboardsLint(t *testing.T) {
 	}
 	panelsByUID := map[string]map[uint32]bool{}
 	globalIDs := map[uint32]string{}
+	variablesByUID := map[string]map[string]bool{}
+	for _, d := range ds {
+		variablesByUID[*d.Uid] = map[string]bool{}
+		for _, v := range d.Templating.List {
+			variablesByUID[*d.Uid][v.Name] = true
+		}
+	}
 	for _, d := range ds {
 		uid := *d.Uid
 		if _, dup := panelsByUID[uid]; dup || uid == "" || len(uid) > 40 {
@@ -224,6 +231,7 @@ func TestDashboardsLint(t *testing.T) {
 			}
 			for _, link := range linksOf(rawPanel(t, b, p.ID)) {
 				checkLink(t, name, link, panelsByUIDFromBuilders(t))
+				checkLinkVariables(t, name, link, variablesByUID)
 			}
 		}
 		for u := range used {
@@ -415,6 +423,24 @@ func checkLink(t *testing.T, name, url string, panels map[string]map[uint32]bool
 		fmt.Sscan(m[2], &id)
 		if !ids[id] {
 			t.Errorf("%s: link %q: no panel %d in %s", name, url, id, m[1])
+		}
+	}
+}
+
+// linkVarRe is a variable a link sets in the dashboard it opens.
+var linkVarRe = regexp.MustCompile(`[?&]var-(\w+)=`)
+
+// checkLinkVariables checks that every variable a link sets (var-<name>=)
+// is one of the dashboard it opens: Grafana ignores the others.
+func checkLinkVariables(t *testing.T, name, url string, variables map[string]map[string]bool) {
+	t.Helper()
+	m := linkRe.FindStringSubmatch(url)
+	if m == nil {
+		return // checkLink reports it
+	}
+	for _, v := range linkVarRe.FindAllStringSubmatch(url, -1) {
+		if !variables[m[1]][v[1]] {
+			t.Errorf("%s: link %q sets $%s, which %s does not have", name, url, v[1], m[1])
 		}
 	}
 }

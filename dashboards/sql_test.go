@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +65,10 @@ type gPanel struct {
 	Transformations []struct {
 		ID string `json:"id"`
 	} `json:"transformations"`
-	Options struct {
+	// FieldConfig holds the columns' links (build.go, toolLinks,
+	// callsLinks), whose ${__data.fields.<column>} must name a column.
+	FieldConfig any `json:"fieldConfig"`
+	Options     struct {
 		ReduceOptions struct {
 			Calcs []string `json:"calcs"`
 		} `json:"reduceOptions"`
@@ -287,6 +291,7 @@ func checkPanels(t *testing.T, ds []gDashboard, run func(sql string) ([]column, 
 					continue
 				}
 				merged.check(t, name, p)
+				checkLinkFields(t, name, p, merged.cols)
 				checkShape(t, name, p, merged.format, merged.cols, merged.rows)
 			}
 		}
@@ -392,4 +397,34 @@ func checkShape(t *testing.T, name string, p gPanel, format int, cols []column, 
 		}
 		seen[key] = true
 	}
+}
+
+// dataFieldRe is a column a link takes from the clicked row.
+var dataFieldRe = regexp.MustCompile(`__data\.fields\.(\w+)`)
+
+// checkLinkFields checks that every column a link of p takes from the
+// clicked row (${__data.fields.<name>} in its title or URL) is a column
+// of p's result: Grafana puts an empty value for one that is not.
+func checkLinkFields(t *testing.T, name string, p gPanel, cols []column) {
+	t.Helper()
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, y := range x {
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case string:
+			for _, m := range dataFieldRe.FindAllStringSubmatch(x, -1) {
+				if !slices.ContainsFunc(cols, func(c column) bool { return c.Name == m[1] }) {
+					t.Errorf("%s: a link takes the row's %s, which is not a column of the panel (%v)", name, m[1], cols)
+				}
+			}
+		}
+	}
+	walk(p.FieldConfig)
 }
