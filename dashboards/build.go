@@ -243,9 +243,22 @@ func categoryVariable() *dashboard.CustomVariableBuilder {
 // (${arg_value:percentencode}, decoded in SQL), the one format that leaves
 // no quote or backslash in the query.
 func argValueVariable() *dashboard.TextBoxVariableBuilder {
-	return dashboard.NewTextBoxVariableBuilder("arg_value").
-		Label("Argument value").
-		Description("Lists only the calls with this argument value under one of the chosen argument keys (empty: no filter). The Empty results panels' values link here.").
+	return textVariable("arg_value", "Argument value",
+		"Lists only the calls with this argument value under one of the chosen argument keys (empty: no filter). The Empty results panels' values link here.")
+}
+
+// sessionVariable is a free-text session key (the session id, else the
+// trace id), read as argValueVariable is.
+func sessionVariable() *dashboard.TextBoxVariableBuilder {
+	return textVariable("session", "Session",
+		"Lists only the calls of this session key: the session id, else the trace id (empty: no filter). A session in the Calls panel links here, to read its calls in order.")
+}
+
+// textVariable is a text box, empty by default.
+func textVariable(name, label, description string) *dashboard.TextBoxVariableBuilder {
+	return dashboard.NewTextBoxVariableBuilder(name).
+		Label(label).
+		Description(description).
 		DefaultValue(dashboard.StringOrMap{String: cog.ToPtr("")}).
 		Current(dashboard.VariableOption{
 			Text:  dashboard.StringOrArrayOfString{String: cog.ToPtr("")},

@@ -21,8 +21,8 @@ import (
 // (panels/tool_calls.sql) against its FINAL form (testdata/final), row by
 // row in order, with its narrowing variables set: categories, an argument
 // value under every key, under the key that has it and under one that does
-// not, and values that Grafana's quoting formats would break out of a
-// string literal with (a quote, a trailing backslash, a comma and
+// not, a session, and values that Grafana's quoting formats would break
+// out of a string literal with (a quote, a trailing backslash, a comma and
 // parentheses, a percent sign, Chinese text). The traffic is generated,
 // then a quarter of it is ingested again unchanged and a fifth again with
 // another category, so that each call must be listed once, as its latest
@@ -79,6 +79,30 @@ func TestToolCallsPanel(t *testing.T) {
 		set[i] = true
 		n++
 	}
+	// The session with the most calls of the tool, and one call of the
+	// tool moved to a session whose key quoting would break.
+	sessions := map[string]int{}
+	for _, c := range calls {
+		if c.Tool == tool {
+			sessions[c.SessionKey]++
+		}
+	}
+	session := ""
+	for k, n := range sessions {
+		if n > sessions[session] || n == sessions[session] && k < session {
+			session = k
+		}
+	}
+	if sessions[session] < 3 {
+		t.Fatalf("tool %s: at most %d calls in a session", tool, sessions[session])
+	}
+	const oddSession = `s'1\`
+	for i := len(calls) - 1; i >= 0; i-- {
+		if calls[i].Tool == tool && !set[i] {
+			calls[i].SessionKey, set[i] = oddSession, true
+			break
+		}
+	}
 	var replay, reclassified []pipeline.Call
 	for i, c := range calls {
 		if i%4 == 0 {
@@ -115,6 +139,7 @@ func TestToolCallsPanel(t *testing.T) {
 		categories []string // nil: All
 		key        string   // "": All
 		value      string
+		session    string
 		want       int // rows wanted, -1: some
 	}
 	cases := []narrowing{
@@ -126,6 +151,9 @@ func TestToolCallsPanel(t *testing.T) {
 		{name: "a value under another key", key: otherKey, value: common[1], want: 0},
 		{name: "a value and a category", value: common[1], categories: []string{"OK"}, want: -1},
 		{name: "a key without a value", key: otherKey, want: 100},
+		{name: "a session", session: session, want: -1},
+		{name: "a session and a category", session: session, categories: []string{"OK"}, want: -1},
+		{name: "a session whose key needs quoting", session: oddSession, want: 1},
 	}
 	for _, v := range hostile {
 		cases = append(cases,
@@ -145,6 +173,7 @@ func TestToolCallsPanel(t *testing.T) {
 				vars["arg_key"] = values(c.key)
 			}
 			vars["arg_value"] = values(c.value)
+			vars["session"] = values(c.session)
 			sel := tg
 			sel.vars = vars
 			_, got := query(t, e, sel.expand(t, e, tg.sql, r))

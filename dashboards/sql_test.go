@@ -155,7 +155,11 @@ func selections(d gDashboard) map[string]map[string]selection {
 			out["narrowed"][v.Name] = map[string]selection{"category": values("EMPTY_RESULT")}[v.Name]
 		case v.Type == "textbox":
 			out["all"][v.Name] = values("")
-			out["narrowed"][v.Name] = map[string]selection{"arg_value": values("finace")}[v.Name]
+			narrowed, ok := map[string]selection{"arg_value": values("finace")}[v.Name]
+			if !ok {
+				narrowed = values("")
+			}
+			out["narrowed"][v.Name] = narrowed
 		case v.Type == "custom":
 			var cur string
 			_ = json.Unmarshal(v.Current.Value, &cur)

@@ -35,6 +35,7 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 		WithVariable(argKeyVariable()).
 		WithVariable(argValueVariable()).
 		WithVariable(categoryVariable()).
+		WithVariable(sessionVariable()).
 		Annotation(definitionChangeAnnotations()).
 		WithVariable(customVariable("min_calls", "Min calls",
 			"Smallest number of non-failed calls an argument value needs to be listed under empty results.",
@@ -82,12 +83,14 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 			panelSQL("failure_messages")).
 			OverrideByName("failure_message", []dashboard.DynamicConfigValue{override("custom.width", 600)}).
 			OverrideByName("category_", []dashboard.DynamicConfigValue{callsLinks("Calls of ${tool} in ${__data.fields.category_}",
-				"&${tool:queryparam}&var-category=${__data.fields.category_:percentencode}&var-arg_key=$__all&var-arg_value=")})).
+				"&${tool:queryparam}&var-category=${__data.fields.category_:percentencode}&var-arg_key=$__all&var-arg_value=&var-session=")})).
 		WithPanel(tablePanel(toolCalls, "Calls",
-			"This tool's latest calls, at most 100, newest first, each as its latest ingest stored it: the arguments sent (redacted at ingest), isError as sent, the error code and message that came back, the category mcplens gave it, whether the server's isError contradicts it (misflagged) and the classification rule that decided. Narrow them with Category, and with Argument value (under the chosen argument keys); the rows of Empty results by argument value and Recent failure messages open this panel narrowed to their calls. GET /api/v1/calls lists every call of a range, page by page.",
+			"This tool's latest calls, at most 100, newest first, each as its latest ingest stored it: the arguments sent (redacted at ingest), isError as sent, the error code and message that came back, the category mcplens gave it, whether the server's isError contradicts it (misflagged) and the classification rule that decided. Narrow them with Category, Argument value (under the chosen argument keys) and Session (a session in the table opens its calls); the rows of Empty results by argument value and Recent failure messages open this panel narrowed to their calls. GET /api/v1/calls lists every call of a range, page by page.",
 			panelSQL("tool_calls")).
 			Span(24).
 			Height(12).
+			OverrideByName("session", []dashboard.DynamicConfigValue{callsLinks("Calls of ${tool} in session ${__data.fields.session}",
+				"&${tool:queryparam}&var-session=${__data.fields.session:percentencode}&var-category=$__all&var-arg_key=$__all&var-arg_value=")}).
 			OverrideByName("duration_ms", []dashboard.DynamicConfigValue{override("unit", units.Milliseconds)}).
 			OverrideByName("arguments", []dashboard.DynamicConfigValue{override("custom.width", 420)}).
 			OverrideByName("message", []dashboard.DynamicConfigValue{override("custom.width", 420)}))

@@ -5,10 +5,12 @@
 -- classified it (category, misflagged, the rule). The category variable
 -- keeps the calls whose latest ingest has one of the chosen categories; a
 -- value in arg_value keeps those whose arguments have it under one of the
--- chosen argument keys (every key when arg_key is All). The value is
--- passed percent-encoded and decoded here, so that no character of it can
--- end the string literal (Grafana's quoting formats escape the quote but
--- not the backslash, which ClickHouse reads as an escape).
+-- chosen argument keys (every key when arg_key is All); a session key in
+-- session keeps that session's calls (the session id, else the trace id,
+-- as the retry chains group calls). Text values are passed percent-encoded
+-- and decoded here, so that no character of them can end the string
+-- literal (Grafana's quoting formats escape the quote but not the
+-- backslash, which ClickHouse reads as an escape).
 --
 -- A re-ingested call is listed once, as its latest ingest, without FINAL:
 -- the inner statement groups the range's rows of the tool by call (time
@@ -47,7 +49,7 @@ FROM (
       message,
       args_json,
       duration_ms,
-      session_id,
+      session_key,
       trace_id), ingested_ms) AS l
   FROM calls
   PREWHERE (ts_ms, call_id) GLOBAL IN (
@@ -57,6 +59,7 @@ FROM (
         AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
         AND $__conditionalAll(server IN (${server:singlequote}), $server)
         AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+        AND $__conditionalAll(session_key = decodeURLComponent('${session:percentencode}'), $session)
       GROUP BY ts_ms, call_id
       HAVING argMax(toUInt8($__conditionalAll(category IN (${category:singlequote}), $category)
         AND $__conditionalAll(has(arg_values, decodeURLComponent('${arg_value:percentencode}')), $arg_value)

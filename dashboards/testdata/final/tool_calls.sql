@@ -8,7 +8,7 @@ SELECT
   message_ AS message,
   args_json AS arguments,
   duration_ms_ AS duration_ms,
-  session_id AS session,
+  session_key_ AS session,
   trace_id_ AS trace_id,
   toString(call_id) AS call
 FROM (
@@ -24,13 +24,14 @@ FROM (
     message AS message_,
     args_json,
     duration_ms AS duration_ms_,
-    session_id,
+    session_key AS session_key_,
     trace_id AS trace_id_
   FROM calls FINAL
   WHERE $__timeFilter(ts)
     AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
     AND $__conditionalAll(server IN (${server:singlequote}), $server)
     AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+    AND $__conditionalAll(session_key = decodeURLComponent('${session:percentencode}'), $session)
     AND $__conditionalAll(category IN (${category:singlequote}), $category)
     AND $__conditionalAll(has(arg_values, decodeURLComponent('${arg_value:percentencode}')), $arg_value)
     AND $__conditionalAll(('${arg_value:percentencode}' = '' OR arrayExists((k, v) -> k IN (${arg_key:singlequote}) AND v = decodeURLComponent('${arg_value:percentencode}'), arg_keys, arg_values)), $arg_key)
