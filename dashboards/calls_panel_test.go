@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,7 +208,7 @@ func ordered(rows [][]any) string {
 	for i, row := range rows {
 		lines[i] = fmt.Sprint(row...)
 	}
-	if slices.Equal(lines, nil) {
+	if len(lines) == 0 {
 		return "no rows"
 	}
 	return fmt.Sprintf("%d rows:\n  %s", len(lines), strings.Join(lines, "\n  "))
