@@ -11,7 +11,11 @@
 -- more than one row there); a call's copies share its time, so they lie in
 -- one hour. Every condition, the arguments' too, is in this one form: it
 -- runs rarely. The join is GLOBAL: in cluster mode the lookup reads
--- Distributed tables, which each shard may not read again.
+-- Distributed tables, which each shard may not read again. Grouping only
+-- the call ids with a row that meets the conditions halved a rare
+-- condition's unfolded day on 18.16 but slowed the folded steady state
+-- and every common condition, up to 3x on 26.7 (BENCHMARKS.md,
+-- forty-ninth round): not kept.
 SELECT
   ts_ms,
   call_id,
