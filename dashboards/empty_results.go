@@ -61,7 +61,7 @@ func EmptyResults() *dashboard.DashboardBuilder {
 // tool drilldown's Calls panel on the calls that came back empty with it.
 func emptyCallsLinks() dashboard.DynamicConfigValue {
 	return callsLinks("Empty calls of ${__data.fields.tool_name} with ${__data.fields.arg_key}=${__data.fields.arg_value}",
-		"&var-tool=${__data.fields.tool_name:percentencode}&var-arg_key=${__data.fields.arg_key:percentencode}&var-arg_value=${__data.fields.arg_value:percentencode}&var-category=EMPTY_RESULT&var-session=")
+		callsNarrowing{tool: rowTool("tool_name"), category: "EMPTY_RESULT", argKey: rowValue("arg_key"), argValue: rowValue("arg_value")})
 }
 
 // argKeyVariable lists the argument keys of the selected tools.

@@ -57,7 +57,7 @@ func Retries() *dashboard.DashboardBuilder {
 			WithTransformation(mergeRows()).
 			OverrideByName("tool_name", []dashboard.DynamicConfigValue{toolLinks()}).
 			OverrideByName("category_name", []dashboard.DynamicConfigValue{callsLinks("Calls of ${__data.fields.tool_name} in ${__data.fields.category_name}",
-				"&var-tool=${__data.fields.tool_name:percentencode}&var-category=${__data.fields.category_name:percentencode}&var-arg_key=$__all&var-arg_value=&var-session=")}).
+				callsNarrowing{tool: rowTool("tool_name"), category: rowValue("category_name")})}).
 			OverrideByName("evidence_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)})).
 		WithPanel(timeSeriesPanel(retriesMisflagged, "Misflagged calls over time",
 			"Misflagged calls per interval: hidden_failure is a failure sent with isError false or absent, so the client takes it for a success and neither retries nor corrects it; false_alarm is a success flagged as an error. Fix the server's isError, or add a classification rule when the category is wrong.",

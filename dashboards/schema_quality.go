@@ -59,13 +59,13 @@ func SchemaQuality() *dashboard.DashboardBuilder {
 			panelSQL("invalid_argument_top_args")).
 			OverrideByName("tool_name", []dashboard.DynamicConfigValue{toolLinks()}).
 			OverrideByName("arg_value", []dashboard.DynamicConfigValue{callsLinks("INVALID_ARGUMENT calls of ${__data.fields.tool_name} with ${__data.fields.arg_key}=${__data.fields.arg_value}",
-				"&var-tool=${__data.fields.tool_name:percentencode}&var-arg_key=${__data.fields.arg_key:percentencode}&var-arg_value=${__data.fields.arg_value:percentencode}&var-category=INVALID_ARGUMENT&var-session=")})).
+				callsNarrowing{tool: rowTool("tool_name"), category: "INVALID_ARGUMENT", argKey: rowValue("arg_key"), argValue: rowValue("arg_value")})})).
 		WithRow(row(schemaRowUnknown, "UNKNOWN_TOOL")).
 		WithPanel(tablePanel(schemaUnknownTools, "Unknown tool names",
 			"Tool names called on a server that does not have them: hallucinated names or names from an old tool list. If one name recurs, add it as an alias, or make sure clients refresh tools/list after a rename.",
 			panelSQL("unknown_tools")).
 			OverrideByName("requested_tool", []dashboard.DynamicConfigValue{callsLinks("Calls of ${__data.fields.requested_tool}",
-				"&var-tool=${__data.fields.requested_tool:percentencode}&var-category=UNKNOWN_TOOL&var-arg_key=$__all&var-arg_value=&var-session=")})).
+				callsNarrowing{tool: rowTool("requested_tool"), category: "UNKNOWN_TOOL"})})).
 		WithPanel(timeSeriesPanel(schemaUnknownOverTime, "UNKNOWN_TOOL calls by server",
 			"UNKNOWN_TOOL calls per interval and server. A jump right after a deploy means a tool was renamed or removed while clients still use the old list.",
 			panelSQL("unknown_tools_over_time")).

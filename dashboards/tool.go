@@ -83,26 +83,46 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 			panelSQL("failure_messages")).
 			OverrideByName("failure_message", []dashboard.DynamicConfigValue{override("custom.width", 600)}).
 			OverrideByName("category_", []dashboard.DynamicConfigValue{callsLinks("Calls of ${tool} in ${__data.fields.category_}",
-				"&${tool:queryparam}&var-category=${__data.fields.category_:percentencode}&var-arg_key=$__all&var-arg_value=&var-session=")})).
+				callsNarrowing{tool: "${tool:queryparam}", category: rowValue("category_")})})).
 		WithPanel(tablePanel(toolCalls, "Calls",
 			"This tool's latest calls, at most 100, newest first, each as its latest ingest stored it: the arguments sent (redacted at ingest), isError as sent, the error code and message that came back, the category mcplens gave it, whether the server's isError contradicts it (misflagged) and the classification rule that decided. Narrow them with Category, Argument value (under the chosen argument keys) and Session (a session in the table opens its calls); the rows of Empty results by argument value and Recent failure messages open this panel narrowed to their calls. GET /api/v1/calls lists every call of a range, page by page.",
 			panelSQL("tool_calls")).
 			Span(24).
 			Height(12).
 			OverrideByName("session", []dashboard.DynamicConfigValue{callsLinks("Calls of ${tool} in session ${__data.fields.session}",
-				"&${tool:queryparam}&var-session=${__data.fields.session:percentencode}&var-category=$__all&var-arg_key=$__all&var-arg_value=")}).
+				callsNarrowing{tool: "${tool:queryparam}", session: rowValue("session")})}).
 			OverrideByName("duration_ms", []dashboard.DynamicConfigValue{override("unit", units.Milliseconds)}).
 			OverrideByName("arguments", []dashboard.DynamicConfigValue{override("custom.width", 420)}).
 			OverrideByName("message", []dashboard.DynamicConfigValue{override("custom.width", 420)}))
 }
 
-// callsLinks makes a table column open the drilldown's Calls panel with the
-// same time range, tenants and servers; query adds the tool and the
-// narrowing variables. Row values are percent-encoded, as Grafana encodes
-// variables in URLs.
-func callsLinks(title, query string) dashboard.DynamicConfigValue {
-	return override("links", []map[string]any{{
-		"title": title,
-		"url":   toolDrilldownURL(toolCalls) + query,
-	}})
+// callsNarrowing is what a link to the drilldown's Calls panel sets: the
+// tool (a query parameter: "${tool:queryparam}" or rowParam's), and the
+// narrowing variables, each a URL value. One left empty is reset (All, or
+// an empty text box), so that no filter of an earlier visit narrows the
+// list the link promises.
+type callsNarrowing struct {
+	tool, category, argKey, argValue, session string
 }
+
+// callsLinks makes a table column open the drilldown's Calls panel with the
+// same time range, tenants and servers, narrowed by n.
+func callsLinks(title string, n callsNarrowing) dashboard.DynamicConfigValue {
+	all := func(v string) string {
+		if v == "" {
+			return "$__all"
+		}
+		return v
+	}
+	url := toolDrilldownURL(toolCalls) + "&" + n.tool +
+		"&var-category=" + all(n.category) + "&var-arg_key=" + all(n.argKey) +
+		"&var-arg_value=" + n.argValue + "&var-session=" + n.session
+	return override("links", []map[string]any{{"title": title, "url": url}})
+}
+
+// rowValue is the clicked row's value of column, percent-encoded as
+// Grafana encodes variables in URLs.
+func rowValue(column string) string { return "${__data.fields." + column + ":percentencode}" }
+
+// rowTool sets the tool variable to the clicked row's column.
+func rowTool(column string) string { return "var-tool=" + rowValue(column) }
