@@ -403,12 +403,14 @@ func checkShape(t *testing.T, name string, p gPanel, format int, cols []column, 
 	}
 }
 
-// dataFieldRe is a column a link takes from the clicked row.
-var dataFieldRe = regexp.MustCompile(`__data\.fields\.(\w+)`)
+// dataFieldRe is a column a link takes from the clicked row (a table's
+// __data.fields, a series' __field.labels: its label columns).
+var dataFieldRe = regexp.MustCompile(`__(?:data\.fields|field\.labels)\.(\w+)`)
 
 // checkLinkFields checks that every column a link of p takes from the
-// clicked row (${__data.fields.<name>} in its title or URL) is a column
-// of p's result: Grafana puts an empty value for one that is not.
+// clicked row or series (${__data.fields.<name>}, ${__field.labels.<name>}
+// in its title or URL) is a column of p's result: Grafana puts an empty
+// value for one that is not.
 func checkLinkFields(t *testing.T, name string, p gPanel, cols []column) {
 	t.Helper()
 	var walk func(v any)

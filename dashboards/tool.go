@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/units"
@@ -48,12 +49,16 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 			Interval(rollupInterval).
 			Unit(units.RequestsPerSecond).
 			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
-			FillOpacity(40)).
+			FillOpacity(40).
+			DataLinks(callsDataLinks("Calls of ${tool} in ${__field.labels.category_}",
+				callsNarrowing{tool: "${tool:queryparam}", category: "${__field.labels.category_:percentencode}"}))).
 		WithPanel(timeSeriesPanel(toolByCode, "Failures by category and code",
 			"Failures per second by category and error code (JSON-RPC code, the server's own code, tool_error for isError results, no_response for calls that got no answer). One code taking over usually has one cause in the server's log.",
 			panelSQL("failures_by_code")).
 			Interval(rollupInterval).
-			Unit(units.RequestsPerSecond)).
+			Unit(units.RequestsPerSecond).
+			DataLinks(callsDataLinks("Calls of ${tool} in ${__field.labels.category_}",
+				callsNarrowing{tool: "${tool:queryparam}", category: "${__field.labels.category_:percentencode}"}))).
 		WithRow(row(toolRowRetries, "Retries")).
 		WithPanel(tablePanel(toolRetryOutcomes, "Retry outcomes by category and retryability",
 			"Retry chains of this tool by the first call's category, the retryability the server declared and the one the taxonomy expects. Declared 'no' but recovering chains, or declared 'yes' with a low recovered share, mean the server advertises the wrong retry advice: change its error data, or add a classification rule override.",
@@ -108,16 +113,27 @@ type callsNarrowing struct {
 // callsLinks makes a table column open the drilldown's Calls panel with the
 // same time range, tenants and servers, narrowed by n.
 func callsLinks(title string, n callsNarrowing) dashboard.DynamicConfigValue {
+	return override("links", []map[string]any{{"title": title, "url": callsURL(n)}})
+}
+
+// callsDataLinks is callsLinks for a time series: a point of a series
+// opens the Calls panel narrowed by n (a series' labels are
+// ${__field.labels.<column>}).
+func callsDataLinks(title string, n callsNarrowing) []cog.Builder[dashboard.DashboardLink] {
+	return linkList(dashboard.NewDashboardLinkBuilder(title).Type(dashboard.DashboardLinkTypeLink).Url(callsURL(n)))
+}
+
+// callsURL is the drilldown's Calls panel narrowed by n.
+func callsURL(n callsNarrowing) string {
 	all := func(v string) string {
 		if v == "" {
 			return "$__all"
 		}
 		return v
 	}
-	url := toolDrilldownURL(toolCalls) + "&" + n.tool +
+	return toolDrilldownURL(toolCalls) + "&" + n.tool +
 		"&var-category=" + all(n.category) + "&var-arg_key=" + all(n.argKey) +
 		"&var-arg_value=" + n.argValue + "&var-session=" + n.session
-	return override("links", []map[string]any{{"title": title, "url": url}})
 }
 
 // rowValue is the clicked row's value of column, percent-encoded as
