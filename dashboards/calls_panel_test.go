@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/chtest"
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/traffic"
 )
@@ -23,9 +22,9 @@ import (
 // not, a session, and values that Grafana's quoting formats would break
 // out of a string literal with (a quote, a trailing backslash, a comma and
 // parentheses, a percent sign, Chinese text). The traffic is generated,
-// then a quarter of it is ingested again unchanged and a fifth again with
-// another category, so that each call must be listed once, as its latest
-// ingest; the comparison runs after each ingest on both engines.
+// then ingested again unchanged and again reclassified (reingested), so
+// that each call must be listed once, as its latest ingest; the comparison
+// runs after each ingest on both engines.
 func TestToolCallsPanel(t *testing.T) {
 	calls := generatedCalls(t)
 	tool := busiestTool(calls)
@@ -102,23 +101,7 @@ func TestToolCallsPanel(t *testing.T) {
 			break
 		}
 	}
-	var replay, reclassified []pipeline.Call
-	for i, c := range calls {
-		if i%4 == 0 {
-			c.IngestedMs++
-			replay = append(replay, c)
-		}
-		if i%5 == 0 && !set[i] {
-			if c.IsFailure == 1 {
-				c.Category, c.IsFailure = string(classify.OK), 0
-			} else {
-				c.Category, c.IsFailure = string(classify.InvalidArgument), 1
-			}
-			c.ExpectedRetryable = classify.Category(c.Category).ExpectedRetryable()
-			c.IngestedMs += 2
-			reclassified = append(reclassified, c)
-		}
-	}
+	replay, reclassified := reingested(calls, set)
 
 	var tg panelTarget
 	for _, p := range panelTargets(t, tool) {
@@ -204,12 +187,5 @@ func TestToolCallsPanel(t *testing.T) {
 
 // ordered prints rows in their order, one per line.
 func ordered(rows [][]any) string {
-	lines := make([]string, len(rows))
-	for i, row := range rows {
-		lines[i] = fmt.Sprint(row...)
-	}
-	if len(lines) == 0 {
-		return "no rows"
-	}
-	return fmt.Sprintf("%d rows:\n  %s", len(lines), strings.Join(lines, "\n  "))
+	return fmt.Sprintf("%d rows:\n  %s", len(rows), strings.Join(rowLines(rows), "\n  "))
 }

@@ -70,24 +70,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 	day := traffic.DefaultStart.Truncate(24 * time.Hour)
 	calls = append(calls, retryStorm(calls[i], "storm-open", day.Add(12*time.Hour+50*time.Minute), 40, 50*time.Second)...)
 	calls = append(calls, retryStorm(calls[i], "storm-closed", day.Add(14*time.Hour+58*time.Minute), 5, 50*time.Second)...)
-	var replay, reclassified []pipeline.Call
-	for i, c := range calls {
-		if i%4 == 0 {
-			c.IngestedMs++
-			replay = append(replay, c)
-		}
-		if i%5 == 0 {
-			if c.IsFailure == 1 {
-				c.Category, c.IsFailure = string(classify.OK), 0
-			} else {
-				c.Category, c.IsFailure = string(classify.InvalidArgument), 1
-			}
-			c.Misflagged = 1 - c.Misflagged
-			c.ExpectedRetryable = classify.Category(c.Category).ExpectedRetryable()
-			c.IngestedMs += 2
-			reclassified = append(reclassified, c)
-		}
-	}
+	replay, reclassified := reingested(calls, nil)
 	var targets []panelTarget
 	for _, tg := range panelTargets(t, busiestTool(calls)) {
 		if _, err := os.Stat(filepath.Join("testdata", "final", tg.file+".sql")); err == nil {
@@ -377,6 +360,32 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 	}
 }
 
+// reingested returns the copies of calls that later ingests store: every
+// fourth call again unchanged, one millisecond later (a client resending),
+// and every fifth but those in keep again with the other outcome (failed
+// calls as OK, the others as INVALID_ARGUMENT) and misflagged flipped, two
+// milliseconds later (a replay under new rules).
+func reingested(calls []pipeline.Call, keep map[int]bool) (replay, reclassified []pipeline.Call) {
+	for i, c := range calls {
+		if i%4 == 0 {
+			c.IngestedMs++
+			replay = append(replay, c)
+		}
+		if i%5 == 0 && !keep[i] {
+			if c.IsFailure == 1 {
+				c.Category, c.IsFailure = string(classify.OK), 0
+			} else {
+				c.Category, c.IsFailure = string(classify.InvalidArgument), 1
+			}
+			c.Misflagged = 1 - c.Misflagged
+			c.ExpectedRetryable = classify.Category(c.Category).ExpectedRetryable()
+			c.IngestedMs += 2
+			reclassified = append(reclassified, c)
+		}
+	}
+	return replay, reclassified
+}
+
 // generatedCalls decodes and classifies generated traffic, as ingest does.
 func generatedCalls(t testing.TB) []pipeline.Call {
 	t.Helper()
@@ -416,6 +425,14 @@ func busiestTool(calls []pipeline.Call) string {
 // canonical prints rows sorted, floats rounded to 12 significant digits,
 // so that two results compare equal when they hold the same rows.
 func canonical(rows [][]any) string {
+	lines := rowLines(rows)
+	sort.Strings(lines)
+	return fmt.Sprintf("%d rows:\n  %s", len(lines), strings.Join(lines, "\n  "))
+}
+
+// rowLines prints each row as one line, its cells separated by "|",
+// floats rounded to 12 significant digits and times in UTC.
+func rowLines(rows [][]any) []string {
 	lines := make([]string, len(rows))
 	for i, row := range rows {
 		cells := make([]string, len(row))
@@ -435,8 +452,7 @@ func canonical(rows [][]any) string {
 		}
 		lines[i] = strings.Join(cells, "|")
 	}
-	sort.Strings(lines)
-	return fmt.Sprintf("%d rows:\n  %s", len(lines), strings.Join(lines, "\n  "))
+	return lines
 }
 
 // TestSchemaPanelsMatchTheirFinalForms: the schema-violation panels read
