@@ -41,7 +41,7 @@ type AlertRule struct {
 }
 
 // Rule groups and their evaluation intervals. The rules over the last hour
-// alone run every minute; those that compare it with days of history (the
+// or less run every minute; those that compare it with days of history (the
 // spike rules' 7-day baselines, the definition-change rule's two days) every
 // 5 minutes, as the classification rules over 24 hours do: their signal
 // moves on the scale of the hour, and each evaluation costs 0.25-0.5 s of
@@ -60,6 +60,9 @@ const (
 	day       = 86400
 	hour      = 3600
 	spikeSpan = 7*day + hour
+	// faultSpan is MCPToolFaultRate's range: short, so that the rule fires
+	// within minutes of a fault and resolves soon after it clears.
+	faultSpan = 15 * 60
 )
 
 const toolVars = "&var-tenant={{ $labels.tenant_name }}&var-server={{ $labels.server_name }}&var-tool={{ $labels.tool_name }}"
@@ -122,6 +125,15 @@ func AlertRules() []AlertRule {
 			Summary:      "{{ $labels.tool_name }}: {{ $values.B.Value }} failures sent as successes in the last hour",
 			Description:  "At least 10 calls of this tool failed in the last hour but were sent with isError false or absent, so clients treat them as successes and neither retry nor correct them. Fix the server to return isError: true (or a JSON-RPC error) for these failures; the tool drilldown's failure messages show which.",
 			DashboardUID: RetriesUID, PanelID: retriesMisflagged, PanelVars: toolVars,
+		},
+		{
+			UID: "mcplens-tool-fault-rate", Title: "MCPToolFaultRate", Group: groupTools,
+			SQLFile: "tool_fault_rate", RangeSeconds: faultSpan,
+			Reducer: expr.TypeReduceReducerLast, Threshold: expr.ExprTypeThresholdConditionsEvaluatorTypeGte, Value: 0.05,
+			For: "5m", Severity: "warning", Area: "errors",
+			Summary:      "{{ $labels.tool_name }}: {{ humanizePercentage $values.B.Value }} of calls failed on the server's side (rate limit, timeout, unavailable, internal) in the last 15 minutes",
+			Description:  "In the last 15 minutes this tool had at least 20 calls and at least 5 % of them failed with RATE_LIMITED, UPSTREAM_TIMEOUT, UNAVAILABLE or INTERNAL: faults on the server's side that a retry may clear, or a bug. Failures by category and code shows which and since when; a point of it opens the calls with their messages. Timeouts and unavailability: check the upstream and the connection pool; rate limits: the quota, and whether clients back off; INTERNAL: the server's logs and the last deploy.",
+			DashboardUID: ToolUID, PanelID: toolByCode, PanelVars: toolVars,
 		},
 		{
 			UID: "mcplens-unchanged-recalls", Title: "MCPUnchangedRecalls", Group: groupTools,

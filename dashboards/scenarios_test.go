@@ -2,6 +2,8 @@ package dashboards_test
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcplens/mcplens/pipeline/classify"
@@ -119,6 +121,72 @@ func concat(parts ...[]fx) []fx {
 		out = append(out, p...)
 	}
 	return out
+}
+
+// faultTool returns n calls of tool in the last 15 minutes, one session
+// each; the first of them are of the categories hits, the rest OK.
+func faultTool(tool string, n int, hits ...classify.Category) []fx {
+	return repeat(n, fx{tool: tool}, func(i int, f *fx) {
+		f.at = 30*time.Second + time.Duration(i)*20*time.Second
+		f.session = fmt.Sprintf("%s-%d", tool, i)
+		if i < len(hits) {
+			f.category = hits[i]
+		}
+	})
+}
+
+// faultRateScenario covers MCPToolFaultRate: one tool per failure category
+// with 1 call of it in 20 (exactly 5 %), which fires for the categories the
+// taxonomy expects a retry to clear, and the rule's other boundaries.
+func faultRateScenario() scenario {
+	sc := scenario{rule: "MCPToolFaultRate", fire: map[string]float64{}}
+	for _, c := range classify.Categories {
+		if !c.Failure() {
+			continue
+		}
+		tool := "fault_" + strings.ToLower(string(c))
+		sc.calls = append(sc.calls, faultTool(tool, 20, c)...)
+		if c.ExpectedRetryable() == classify.RetryYes {
+			sc.fire[tool] = 0.05
+		}
+	}
+	sc.calls = concat(sc.calls,
+		faultTool("fault_mixed", 40, classify.RateLimited, classify.UpstreamTimeout, classify.Unavailable, classify.Internal), // 10 %
+		faultTool("fault_below", 41, classify.Internal, classify.Internal),                                                    // 4.9 %
+		faultTool("fault_few", 19, slices.Repeat([]classify.Category{classify.Internal}, 19)...),                              // 19 calls
+		// 20 clean calls in the range; the faults came before it.
+		faultTool("fault_over", 20),
+		repeat(5, fx{tool: "fault_over", category: classify.Internal}, func(i int, f *fx) {
+			f.at, f.session = 16*minute+time.Duration(i)*minute, fmt.Sprintf("fault_over-old%d", i)
+		}),
+		// Re-ingested: each call counts once, as its latest ingest. 1
+		// fault in 20 with the 19 successes sent again (1 in 39 rows,
+		// under 5 %, if copies counted); 2 successes reclassified as
+		// INTERNAL and 3 faults as OK (2 in 20); 5 faults reclassified as
+		// OK (none left).
+		lastHour(faultTool("fault_replayed", 20, classify.Internal), func(i int, f *fx) {
+			if i > 0 {
+				f.latest = classify.OK
+			}
+		}),
+		lastHour(faultTool("fault_reclassified", 20, classify.OK, classify.OK, classify.Internal, classify.Internal, classify.Internal), func(i int, f *fx) {
+			switch {
+			case i < 2:
+				f.latest = classify.Internal
+			case i < 5:
+				f.latest = classify.OK
+			}
+		}),
+		lastHour(faultTool("fault_fixed", 20, slices.Repeat([]classify.Category{classify.Internal}, 5)...), func(i int, f *fx) {
+			if i < 5 {
+				f.latest = classify.OK
+			}
+		}),
+	)
+	sc.fire["fault_mixed"] = 0.1
+	sc.fire["fault_replayed"] = 0.05
+	sc.fire["fault_reclassified"] = 0.1
+	return sc
 }
 
 // scenarios covers every alert rule, with the boundaries of each test.
@@ -254,6 +322,7 @@ func scenarios() []scenario {
 			fire: map[string]float64{"empty_spike": 3, "empty_new": 1000, "empty_reingested": 3},
 		},
 		definitionChangeScenario(),
+		faultRateScenario(),
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,7 +220,8 @@ func TestPrometheusRulesLinks(t *testing.T) {
 // liveFixture makes two alerts fire from the api's gauges: tool silent has
 // 12 failures sent as successes in the last hour (MCPHiddenFailures), tool
 // fetch 5 retry chains of a retryable category that never recover
-// (MCPRetryableNeverRecovers).
+// (MCPRetryableNeverRecovers), tool flaky 2 INTERNAL failures in 20 calls
+// (MCPToolFaultRate).
 func liveFixture(now time.Time) []pipeline.Call {
 	var out []pipeline.Call
 	n := 0
@@ -245,12 +247,51 @@ func liveFixture(now time.Time) []pipeline.Call {
 	for i := 0; i < 12; i++ {
 		add(time.Duration(i+1)*3*time.Minute, fmt.Sprintf("h%d", i), "silent", classify.Internal, true)
 	}
+	for i := 0; i < 20; i++ {
+		cat := classify.OK
+		if i < 2 {
+			cat = classify.Internal
+		}
+		add(time.Duration(i+1)*2*time.Minute, fmt.Sprintf("k%d", i), "flaky", cat, false)
+	}
 	for i := 0; i < 5; i++ {
 		s := fmt.Sprintf("f%d", i)
 		add(time.Duration(10+i)*time.Minute, s, "fetch", classify.UpstreamTimeout, false)
 		add(time.Duration(10+i)*time.Minute-10*time.Second, s, "fetch", classify.UpstreamTimeout, false)
 	}
 	return out
+}
+
+// TestFaultCategoriesAreTheTaxonomys checks that MCPToolFaultRate's
+// recording rule counts exactly the categories the taxonomy expects a retry
+// to clear (classify.Category.ExpectedRetryable), as the Grafana rule's
+// scenario checks its SQL (dashboards/scenarios_test.go).
+func TestFaultCategoriesAreTheTaxonomys(t *testing.T) {
+	rf, _ := readRules(t)
+	var expr string
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			if r.Record == "mcplens:tool_fault_calls:window" {
+				expr = r.Expr
+			}
+		}
+	}
+	m := regexp.MustCompile(`category=~"([A-Z_|]+)"`).FindStringSubmatch(expr)
+	if m == nil {
+		t.Fatalf("mcplens:tool_fault_calls:window: no category matcher in %q", expr)
+	}
+	got := strings.Split(m[1], "|")
+	var want []string
+	for _, c := range classify.Categories {
+		if c.ExpectedRetryable() == classify.RetryYes {
+			want = append(want, string(c))
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("fault categories %v, the taxonomy's retryable ones %v", got, want)
+	}
 }
 
 func freePort(t *testing.T) string {
@@ -268,8 +309,9 @@ func freePort(t *testing.T) string {
 // calls in ClickHouse 18.16, the api's gauge exporter serving /metrics on a
 // loopback port, and a real Prometheus (Debian's) scraping it every second
 // with mcplens.rules.yml, its `for` durations set to 0 s so that the test
-// takes seconds. It waits (at most 45 s) for MCPHiddenFailures and
-// MCPRetryableNeverRecovers to fire for the fixture's tools.
+// takes seconds. It waits (at most 45 s) for MCPHiddenFailures,
+// MCPRetryableNeverRecovers and MCPToolFaultRate to fire for the fixture's
+// tools.
 func TestLivePrometheusFiresOnGauges(t *testing.T) {
 	promBin := tool(t, "prometheus")
 	e := chtest.Engines(t)[0]
@@ -314,7 +356,7 @@ func TestLivePrometheusFiresOnGauges(t *testing.T) {
 		_ = cmd.Wait()
 	})
 
-	want := map[string]string{"MCPHiddenFailures": "silent", "MCPRetryableNeverRecovers": "fetch"}
+	want := map[string]string{"MCPHiddenFailures": "silent", "MCPRetryableNeverRecovers": "fetch", "MCPToolFaultRate": "flaky"}
 	deadline := time.Now().Add(45 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
