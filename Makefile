@@ -31,10 +31,10 @@ soak: deps ## fault-injection tests of docs/operations.md with longer faults and
 fuzz: deps ## run each fuzz target longer (FUZZTIME=5m by default here)
 	@scripts/fuzz.sh $(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),5m)
 
-bench: deps ## pipeline stages, ingest end to end vs clickhouse-client, queries and the gauges' refresh at 1M calls (5-15 min; BENCHMARKS.md; MCPLENS_BENCH_BASELINE=<git rev> adds an older ingest build)
+bench: deps ## pipeline stages, ingest end to end vs clickhouse-client, queries, the gauges' refresh and the alert rules' queries at 1M calls (5-20 min; BENCHMARKS.md; MCPLENS_BENCH_BASELINE=<git rev> adds an older ingest build)
 	@scripts/bench.sh
 
-bench-scale: deps ## the query benchmark at 10M calls on both engines (5-30 min; BENCHMARKS.md; MCPLENS_BENCH_FAILED_PCT and MCPLENS_BENCH_TOOL_NAMES shape the data)
+bench-scale: deps ## the query, gauge and alert-rule benchmarks at 10M calls on both engines (10-40 min; BENCHMARKS.md; MCPLENS_BENCH_FAILED_PCT and MCPLENS_BENCH_TOOL_NAMES shape the data)
 	@MCPLENS_BENCH_CALLS=10000000 scripts/bench.sh scale
 
 dashboards: deps ## regenerate dashboards/generated (Grafana dashboards, alert rules) and docs/previews; review the diff

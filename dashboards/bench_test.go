@@ -233,3 +233,64 @@ func panelTargets(b testing.TB, tool string) []panelTarget {
 	}
 	return out
 }
+
+// BenchmarkAlerts runs every Grafana alert rule's ClickHouse query as
+// Grafana's alerting engine sends it (its relative range ending at the
+// data's end, the backend macros expanded with the default interval of
+// 1 s) on BenchmarkPanels' synthetic calls, on every engine; then again
+// once the complete hours and their chains are folded and the last hour
+// sent back to the raw calls ("-folded"), as in production within the
+// hour. Sub-benchmarks are named engine/calls/rule:
+//
+//	MCPLENS_BENCH_CALLS=10000000 go test -run '^$' -bench BenchmarkAlerts -benchtime 1x -count 3 -timeout 3h ./dashboards
+func BenchmarkAlerts(b *testing.B) {
+	n := chtest.BenchCalls(b, 20_000)
+	failed := chtest.BenchFailedPercent(b, chtest.MaxFailedPercent)
+	names := chtest.BenchToolNames(b)
+	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	rules := provisionedRules(b)
+	titles := slices.Sorted(maps.Keys(rules))
+	ctx := context.Background()
+	for _, e := range chtest.Engines(b) {
+		err := chtest.Synthetic(ctx, e, chtest.SyntheticData{Calls: n, FailedPct: failed, ToolNames: names, End: end, Span: 7 * 24 * time.Hour})
+		if err != nil {
+			b.Fatal(err)
+		}
+		run := func(suffix string) {
+			for _, title := range titles {
+				for _, q := range rules[title].Data {
+					if q.DatasourceUID != dashboards.ClickHouseDatasourceUID {
+						continue
+					}
+					r := macroRange{
+						from:     end.Add(-time.Duration(q.RelativeTimeRange.From) * time.Second),
+						to:       end.Add(-time.Duration(q.RelativeTimeRange.To) * time.Second),
+						interval: time.Second,
+					}
+					sql := expandMacros(b, q.Model.RawSQL, r)
+					rowType := resultType(b, e, sql)
+					b.Run(strings.SplitN(e.Name, "-", 2)[0]+"/"+chtest.BenchDataName(n, names)+"/"+title+suffix, func(b *testing.B) {
+						for b.Loop() {
+							dest := reflect.New(reflect.SliceOf(rowType))
+							if err := e.DB.Select(ctx, dest.Interface(), sql); err != nil {
+								b.Fatalf("%v\n%s", err, sql)
+							}
+						}
+					})
+				}
+			}
+		}
+		run("")
+		if _, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := compact.RollupChains(ctx, e.DB, time.Now(), 30*24*time.Hour, 0); err != nil {
+			b.Fatal(err)
+		}
+		err = e.DB.Exec(ctx, "INSERT INTO calls SELECT * FROM calls WHERE ts >= @last LIMIT 1", clickhouse.Named("last", end.Add(-time.Hour)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run("-folded")
+	}
+}

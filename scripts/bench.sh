@@ -15,7 +15,9 @@
 #           default 13) on both engines (queries.BenchmarkScale; 3 runs, each
 #           on freshly generated data, one iteration per endpoint; medians),
 #           then one refresh of the api's Prometheus gauges on the same
-#           kind of data, its hours folded (gauges.BenchmarkRefresh; 3 runs)
+#           kind of data, its hours folded (gauges.BenchmarkRefresh; 3 runs),
+#           and every Grafana alert rule's query as Grafana sends it, with
+#           nothing folded and folded (dashboards.BenchmarkAlerts; 3 runs)
 # Usage: scripts/bench.sh [micro] [ingest] [scale]   (no argument: all three)
 # Raw outputs go to BENCH_OUT (default: a new directory under /tmp).
 set -euo pipefail
@@ -119,6 +121,10 @@ for part in "${parts[@]}"; do
     MCPLENS_BENCH_CALLS=$calls go test -run '^$' -bench BenchmarkRefresh -benchtime 1x -count 3 -timeout 1h ./gauges \
       >"$out/gauges.txt" 2>&1 || { tail -20 "$out/gauges.txt"; exit 1; }
     median_table <"$out/gauges.txt"
+    echo "== the Grafana alert rules' queries at $calls calls (dashboards.BenchmarkAlerts; medians of 3 runs)"
+    MCPLENS_BENCH_CALLS=$calls go test -run '^$' -bench BenchmarkAlerts -benchtime 1x -count 3 -timeout 2h ./dashboards \
+      >"$out/alerts.txt" 2>&1 || { tail -20 "$out/alerts.txt"; exit 1; }
+    median_table <"$out/alerts.txt"
     ;;
   *)
     echo "bench.sh: unknown part $part (want micro, ingest or scale)" >&2
