@@ -11,8 +11,9 @@ import (
 	"github.com/mcplens/mcplens/pipeline"
 )
 
-// retryFixture: in session s1, a RATE_LIMITED failure retried after 30 s
-// (failed again) and 30 s later (ok); a NOT_FOUND failure (declared not
+// retryFixture: in session s1, a RATE_LIMITED failure with a retry-after
+// hint of 60 s retried after 30 s (too soon; failed again, its hint 30 s)
+// and 30 s later (ok, as the hint asked); a NOT_FOUND failure (declared not
 // retryable) retried once with the same arguments 5 s later, in vain.
 func retryFixture() []pipeline.Call {
 	calls := []pipeline.Call{
@@ -23,6 +24,7 @@ func retryFixture() []pipeline.Call {
 		fixtureCall("search", "NOT_FOUND", true, 0, 10*time.Minute+5*time.Second, "5"),
 	}
 	calls[0].ExpectedRetryable, calls[1].ExpectedRetryable = 1, 1
+	calls[0].RetryAfterMs, calls[1].RetryAfterMs = 60_000, 30_000
 	calls[3].DeclaredRetryable, calls[4].DeclaredRetryable = 0, 0
 	return calls
 }
@@ -41,8 +43,8 @@ func TestRetryEndpoints(t *testing.T) {
 					`{"args_changed_chains":0,"avg_attempts":2,"category":"NOT_FOUND","chains":1,"declared_retryable":0,"expected_retryable":0,"no_retry":0,"retry_then_fail":1,"retry_then_success":0,"success_share":0,"tool":"search"},` +
 					`{"args_changed_chains":0,"avg_attempts":1,"category":"RATE_LIMITED","chains":2,"declared_retryable":-1,"expected_retryable":1,"no_retry":2,"retry_then_fail":0,"retry_then_success":0,"success_share":0,"tool":"search"}]`},
 				{"/api/v1/recalls?retry_window=60", `[` +
-					`{"category":"NOT_FOUND","failures":2,"rate":0.5,"tool":"search","unchanged":1,"with_next_call":1},` +
-					`{"category":"RATE_LIMITED","failures":2,"rate":1,"tool":"search","unchanged":2,"with_next_call":2}]`},
+					`{"before_retry_after":0,"category":"NOT_FOUND","failures":2,"rate":0.5,"tool":"search","unchanged":1,"with_next_call":1,"with_retry_after":0},` +
+					`{"before_retry_after":1,"category":"RATE_LIMITED","failures":2,"rate":1,"tool":"search","unchanged":2,"with_next_call":2,"with_retry_after":2}]`},
 				{"/api/v1/misclassifications?min_chains=1", `[` +
 					`{"calls":2,"category":"NOT_FOUND","chains":1,"evidence":"1 chain retried with unchanged arguments (1 retry), 0 recovered","kind":"retried_non_retryable","tool":"search"}]`},
 				{"/api/v1/misclassifications", `[]`}, // min_chains defaults to 5
@@ -110,9 +112,9 @@ func TestRetryEndpointsByPair(t *testing.T) {
 					`{"tenant":"acme","server":"kb","tool":"search","category":"RATE_LIMITED","declared_retryable":-1,"expected_retryable":1,"chains":1,"retry_then_success":1,"retry_then_fail":0,"no_retry":0,"success_share":1,"avg_attempts":3,"args_changed_chains":0},` +
 					`{"tenant":"acme","server":"wiki","tool":"search","category":"NOT_FOUND","declared_retryable":0,"expected_retryable":0,"chains":1,"retry_then_success":0,"retry_then_fail":1,"no_retry":0,"success_share":0,"avg_attempts":2,"args_changed_chains":0}]`},
 				{"/api/v1/recalls?by=pair", `[` +
-					`{"tenant":"acme","server":"kb","tool":"search","category":"NOT_FOUND","failures":2,"with_next_call":1,"unchanged":1,"rate":0.5},` +
-					`{"tenant":"acme","server":"kb","tool":"search","category":"RATE_LIMITED","failures":2,"with_next_call":2,"unchanged":2,"rate":1},` +
-					`{"tenant":"acme","server":"wiki","tool":"search","category":"NOT_FOUND","failures":2,"with_next_call":1,"unchanged":1,"rate":0.5}]`},
+					`{"tenant":"acme","server":"kb","tool":"search","category":"NOT_FOUND","failures":2,"with_next_call":1,"unchanged":1,"with_retry_after":0,"before_retry_after":0,"rate":0.5},` +
+					`{"tenant":"acme","server":"kb","tool":"search","category":"RATE_LIMITED","failures":2,"with_next_call":2,"unchanged":2,"with_retry_after":2,"before_retry_after":1,"rate":1},` +
+					`{"tenant":"acme","server":"wiki","tool":"search","category":"NOT_FOUND","failures":2,"with_next_call":1,"unchanged":1,"with_retry_after":0,"before_retry_after":0,"rate":0.5}]`},
 				{"/api/v1/misclassifications?min_chains=2", `[` +
 					`{"kind":"retried_non_retryable","tool":"search","category":"NOT_FOUND","chains":2,"calls":4,"evidence":"2 chains retried with unchanged arguments (2 retries), 0 recovered"}]`},
 				{"/api/v1/misclassifications?min_chains=2&by=pair", `[]`},

@@ -145,6 +145,15 @@ func AlertRules() []AlertRule {
 			DashboardUID: ToolUID, PanelID: toolRecalls, PanelVars: toolVars,
 		},
 		{
+			UID: "mcplens-retry-after-ignored", Title: "MCPRetryAfterIgnored", Group: groupTools,
+			SQLFile: "retry_after_ignored", RangeSeconds: hour,
+			Reducer: expr.TypeReduceReducerLast, Threshold: expr.ExprTypeThresholdConditionsEvaluatorTypeGte, Value: 0.5,
+			For: "5m", Severity: "warning", Area: "errors",
+			Summary:      "{{ $labels.tool_name }}: {{ humanizePercentage $values.B.Value }} of failures with a retry-after hint are called again before it has passed",
+			Description:  "In the last hour at least 20 failed calls of this tool carried the server's retry-after hint, and at least half of them were followed by another call of the tool in the same session within 60 s and before the hint had passed. Clients do not wait as the server asks, which keeps a rate limit or an exhausted pool saturated. Make the client (or the agent framework's retry policy) honour retryAfter; check that the server sends it where clients read it (structuredContent, _meta or the JSON-RPC error data).",
+			DashboardUID: ToolUID, PanelID: toolRecalls, PanelVars: toolVars,
+		},
+		{
 			UID: "mcplens-empty-result-spike", Title: "MCPEmptyResultSpike", Group: groupBaselines,
 			SQLFile: "empty_result_spike", RangeSeconds: spikeSpan,
 			Reducer: expr.TypeReduceReducerLast, Threshold: expr.ExprTypeThresholdConditionsEvaluatorTypeGte, Value: 3,

@@ -37,6 +37,7 @@ type fx struct {
 	code       int64 // JSON-RPC error code
 	message    string
 	duration   int64
+	retryAfter time.Duration // the server's retry-after hint
 	// latest, when set, re-ingests the call later with this category (a
 	// rules change): the queries must count it once, as this class.
 	latest classify.Category
@@ -76,6 +77,7 @@ func (c fx) call() pipeline.Call {
 	if c.duration != 0 {
 		row.DurationMs = c.duration
 	}
+	row.RetryAfterMs = c.retryAfter.Milliseconds()
 	switch c.declared {
 	case "yes":
 		row.DeclaredRetryable = classify.RetryYes

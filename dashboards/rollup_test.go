@@ -60,19 +60,23 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 	// which the fold of 12:00 stops reading (its fold is open, and the
 	// panels, which follow it further, must not take it), and one that
 	// starts at 14:58 and ends at 15:01:20, which that hour's fold follows
-	// into the next hour.
+	// into the next hour. Both are the drilldown's tool's (busiestTool), so
+	// that its panels see them too.
+	busiest := busiestTool(calls)
 	i := slices.IndexFunc(calls, func(c pipeline.Call) bool {
-		return c.IsFailure == 1 && c.Continuation == 0 && c.Category == string(classify.RateLimited)
+		return c.IsFailure == 1 && c.Continuation == 0 && c.Category == string(classify.RateLimited) && c.Tool == busiest
 	})
 	if i < 0 {
 		t.Fatal("no RATE_LIMITED call to copy into a retry storm")
 	}
 	day := traffic.DefaultStart.Truncate(24 * time.Hour)
-	calls = append(calls, retryStorm(calls[i], "storm-open", day.Add(12*time.Hour+50*time.Minute), 40, 50*time.Second)...)
-	calls = append(calls, retryStorm(calls[i], "storm-closed", day.Add(14*time.Hour+58*time.Minute), 5, 50*time.Second)...)
+	// The first storm's failures ask to wait 50 s, exactly the gap (no
+	// retry before the hint); the second's 60 s (each retry too soon).
+	calls = append(calls, withRetryAfter(retryStorm(calls[i], "storm-open", day.Add(12*time.Hour+50*time.Minute), 40, 50*time.Second), 50*time.Second)...)
+	calls = append(calls, withRetryAfter(retryStorm(calls[i], "storm-closed", day.Add(14*time.Hour+58*time.Minute), 5, 50*time.Second), time.Minute)...)
 	replay, reclassified := reingested(calls, nil)
 	var targets []panelTarget
-	for _, tg := range panelTargets(t, busiestTool(calls)) {
+	for _, tg := range panelTargets(t, busiest) {
 		if _, err := os.Stat(filepath.Join("testdata", "final", tg.file+".sql")); err == nil {
 			targets = append(targets, tg)
 		}
@@ -595,6 +599,16 @@ func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
 // retryStorm is n calls of a new session key, gap apart from start, each a
 // copy of failed: all failed but the last, which succeeds. They are one
 // retry chain from start to its last call.
+// withRetryAfter gives every failure of cs the retry-after hint d.
+func withRetryAfter(cs []pipeline.Call, d time.Duration) []pipeline.Call {
+	for i := range cs {
+		if cs[i].IsFailure == 1 {
+			cs[i].RetryAfterMs = d.Milliseconds()
+		}
+	}
+	return cs
+}
+
 func retryStorm(failed pipeline.Call, session string, start time.Time, n int, gap time.Duration) []pipeline.Call {
 	out := make([]pipeline.Call, n)
 	for i := range out {

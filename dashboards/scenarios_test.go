@@ -92,6 +92,22 @@ func recalled(tool string, n, same, changed int) []fx {
 	return out
 }
 
+// hinted returns n RATE_LIMITED failures of tool in the last hour, one
+// session each, with a retry-after hint of hint; each is called again
+// (unchanged, successfully) after gaps[i % len(gaps)], none when that is 0.
+func hinted(tool string, n int, hint time.Duration, gaps ...time.Duration) []fx {
+	var out []fx
+	for i := 0; i < n; i++ {
+		s := fmt.Sprintf("%s-%d", tool, i)
+		at := 55*minute - time.Duration(i)*2*minute
+		out = append(out, fx{at: at, tool: tool, session: s, category: classify.RateLimited, retryAfter: hint, message: "rate limited"})
+		if g := gaps[i%len(gaps)]; g > 0 {
+			out = append(out, fx{at: at - g, tool: tool, session: s})
+		}
+	}
+	return out
+}
+
 func misflaggedCalls(tool string, n int, c classify.Category, within time.Duration) []fx {
 	return repeat(n, fx{tool: tool, category: c, misflagged: true}, func(i int, f *fx) {
 		f.at = within - time.Duration(i+1)*within/time.Duration(n+1)
@@ -320,6 +336,21 @@ func scenarios() []scenario {
 				}),
 			),
 			fire: map[string]float64{"empty_spike": 3, "empty_new": 1000, "empty_reingested": 3},
+		},
+		{
+			rule: "MCPRetryAfterIgnored",
+			calls: concat(
+				hinted("hint_ignored", 20, 30*time.Second, 10*time.Second, 40*time.Second), // 10 of 20 too soon
+				hinted("hint_at", 20, 30*time.Second, 10*time.Second, 30*time.Second,
+					40*time.Second, 0, 10*time.Second), // 8 too soon; retried exactly at the hint is not
+				hinted("hint_few", 19, 30*time.Second, 10*time.Second), // 19 hinted failures
+				hinted("hint_long", 20, 2*minute, 90*time.Second),      // after the 60 s window: not counted
+				hinted("hint_none", 20, 0, 10*time.Second),             // no hint
+				// Re-ingested unchanged: each call counts once (a copy next
+				// to its original is no retry before the hint).
+				relabel(hinted("hint_replayed", 20, 30*time.Second, 10*time.Second, 40*time.Second), classify.RateLimited, false),
+			),
+			fire: map[string]float64{"hint_ignored": 0.5, "hint_replayed": 0.5},
 		},
 		definitionChangeScenario(),
 		faultRateScenario(),

@@ -66,7 +66,7 @@ func ToolDrilldown() *dashboard.DashboardBuilder {
 			OverrideByName("recovered_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
 			Links(linkList(dashboardLink("Retries & misclassification", RetriesUID)))).
 		WithPanel(tablePanel(toolRecalls, "Unchanged re-calls after failures",
-			"Failed calls of this tool, those followed within 60 s by another call, and those whose next call had identical arguments. An unchanged rate above 50 % means the error text does not tell the model what to change: make the message say which argument is wrong and what is allowed.",
+			"Failed calls of this tool, those followed within 60 s by another call, and those whose next call had identical arguments. An unchanged rate above 50 % means the error text does not tell the model what to change: make the message say which argument is wrong and what is allowed. with_retry_after_n counts the failures that carried the server's retry-after hint, before_retry_after_n those called again before it had passed: clients that do not wait as asked keep a rate limit saturated.",
 			panelSQL("recalls")).
 			OverrideByName("unchanged_rate", []dashboard.DynamicConfigValue{
 				override("unit", units.PercentUnit),

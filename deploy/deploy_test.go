@@ -221,7 +221,8 @@ func TestPrometheusRulesLinks(t *testing.T) {
 // 12 failures sent as successes in the last hour (MCPHiddenFailures), tool
 // fetch 5 retry chains of a retryable category that never recover
 // (MCPRetryableNeverRecovers), tool flaky 2 INTERNAL failures in 20 calls
-// (MCPToolFaultRate).
+// (MCPToolFaultRate), tool hasty 20 rate-limited failures with a retry-after
+// hint of 30 s, each called again 10 s later (MCPRetryAfterIgnored).
 func liveFixture(now time.Time) []pipeline.Call {
 	var out []pipeline.Call
 	n := 0
@@ -253,6 +254,12 @@ func liveFixture(now time.Time) []pipeline.Call {
 			cat = classify.Internal
 		}
 		add(time.Duration(i+1)*2*time.Minute, fmt.Sprintf("k%d", i), "flaky", cat, false)
+	}
+	for i := 0; i < 20; i++ {
+		at := time.Duration(i+1) * 2 * time.Minute
+		add(at, fmt.Sprintf("r%d", i), "hasty", classify.RateLimited, false)
+		out[len(out)-1].RetryAfterMs = 30_000
+		add(at-10*time.Second, fmt.Sprintf("r%d", i), "hasty", classify.OK, false)
 	}
 	for i := 0; i < 5; i++ {
 		s := fmt.Sprintf("f%d", i)
@@ -310,8 +317,8 @@ func freePort(t *testing.T) string {
 // loopback port, and a real Prometheus (Debian's) scraping it every second
 // with mcplens.rules.yml, its `for` durations set to 0 s so that the test
 // takes seconds. It waits (at most 45 s) for MCPHiddenFailures,
-// MCPRetryableNeverRecovers and MCPToolFaultRate to fire for the fixture's
-// tools.
+// MCPRetryableNeverRecovers, MCPToolFaultRate and MCPRetryAfterIgnored to
+// fire for the fixture's tools.
 func TestLivePrometheusFiresOnGauges(t *testing.T) {
 	promBin := tool(t, "prometheus")
 	e := chtest.Engines(t)[0]
@@ -356,7 +363,7 @@ func TestLivePrometheusFiresOnGauges(t *testing.T) {
 		_ = cmd.Wait()
 	})
 
-	want := map[string]string{"MCPHiddenFailures": "silent", "MCPRetryableNeverRecovers": "fetch", "MCPToolFaultRate": "flaky"}
+	want := map[string]string{"MCPHiddenFailures": "silent", "MCPRetryableNeverRecovers": "fetch", "MCPToolFaultRate": "flaky", "MCPRetryAfterIgnored": "hasty"}
 	deadline := time.Now().Add(45 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {

@@ -144,6 +144,10 @@ var (
 		"Failed calls in the trailing window (continuations left out): the denominator of the unchanged re-call rate.", labels4, nil)
 	unchangedDesc = prometheus.NewDesc("mcplens_window_unchanged_recalls",
 		"Failed calls in the trailing window followed within the retry window by the same call with identical arguments.", labels4, nil)
+	retryAfterDesc = prometheus.NewDesc("mcplens_window_retry_after_failures",
+		"Failed calls in the trailing window (continuations left out) that carried the server's retry-after hint; only tools and categories with one have a series.", labels4, nil)
+	beforeRetryAfterDesc = prometheus.NewDesc("mcplens_window_recalls_before_retry_after",
+		"Of mcplens_window_retry_after_failures, those whose next call of the same tool in the same session came within the retry window and before the hint had passed.", labels4, nil)
 	misclassDesc = prometheus.NewDesc("mcplens_window_misclassifications",
 		"Misclassifications found in the trailing window (kind: retryable_never_recovers, non_retryable_recovers, retried_non_retryable, retried_non_idempotent, misflagged), with the analytics' thresholds and minimum volume; the value is the population: retry chains, or misflagged calls.",
 		append(labels4, "kind"), nil)
@@ -188,7 +192,7 @@ func New(db queries.DB, reg prometheus.Registerer, log *slog.Logger, cfg Config)
 
 // Describe sends the descriptions of the refreshed metrics.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{windowSecondsDesc, callsDesc, misflaggedDesc, chainsDesc, recallFailuresDesc, unchangedDesc, misclassDesc, definitionChangedDesc, durationDesc} {
+	for _, d := range []*prometheus.Desc{windowSecondsDesc, callsDesc, misflaggedDesc, chainsDesc, recallFailuresDesc, unchangedDesc, retryAfterDesc, beforeRetryAfterDesc, misclassDesc, definitionChangedDesc, durationDesc} {
 		ch <- d
 	}
 }
@@ -284,7 +288,7 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 			pairVolume[[2]string{r.Tenant, r.Server}] += r.Calls
 		}
 	}
-	var chains, recallFailures, unchanged, misclass []series
+	var chains, recallFailures, unchanged, retryAfter, beforeRetryAfter, misclass []series
 	// The busiest MaxPairs pairs with a failure are kept; the chain
 	// analytics are asked once for every pair (queries.Filter.ByPair), a
 	// statement each, and the rows of the other pairs left out. Asked pair
@@ -330,6 +334,10 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 			l := []string{r.Tenant, r.Server, r.Tool, r.Category}
 			recallFailures = append(recallFailures, series{recallFailuresDesc, float64(r.Failures), l})
 			unchanged = append(unchanged, series{unchangedDesc, float64(r.Unchanged), l})
+			if r.WithRetryAfter > 0 {
+				retryAfter = append(retryAfter, series{retryAfterDesc, float64(r.WithRetryAfter), l})
+				beforeRetryAfter = append(beforeRetryAfter, series{beforeRetryAfterDesc, float64(r.BeforeRetryAfter), l})
+			}
 		}
 		mis, err := queries.Misclassifications(ctx, x.db, pf, x.cfg.RetryWindow, x.cfg.MinChains)
 		if err != nil {
@@ -365,6 +373,8 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 		{"mcplens_window_retry_chains", chains},
 		{"mcplens_window_recall_failures", recallFailures},
 		{"mcplens_window_unchanged_recalls", unchanged},
+		{"mcplens_window_retry_after_failures", retryAfter},
+		{"mcplens_window_recalls_before_retry_after", beforeRetryAfter},
 		{"mcplens_window_misclassifications", misclass},
 		{"mcplens_tool_definition_changed_timestamp_seconds", changed},
 	} {

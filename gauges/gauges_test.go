@@ -47,7 +47,8 @@ func call(ago time.Duration, tenant, server, session, tool string, cat classify.
 
 // fixture: acme/kb search (10 OK of 5 to 950 ms, 3 EMPTY_RESULT, 2 hidden
 // INTERNAL failures), acme/kb fetch (5 retry chains of UPSTREAM_TIMEOUT that
-// never recover), acme/kb lookup (4 NOT_FOUND re-called unchanged), and
+// never recover, each failure with a retry-after hint of 30 s, retried after
+// 10 s), acme/kb lookup (4 NOT_FOUND re-called unchanged), and
 // globex/crm create (one INVALID_ARGUMENT, a JSON-RPC error).
 func fixture() []pipeline.Call {
 	var out []pipeline.Call
@@ -65,9 +66,10 @@ func fixture() []pipeline.Call {
 	for i := 0; i < 5; i++ {
 		s := fmt.Sprintf("f%d", i)
 		at := time.Duration(30+i) * time.Minute
-		out = append(out,
-			call(at, "acme", "kb", s, "fetch", classify.UpstreamTimeout, `{"u":"x"}`, 30000),
-			call(at-10*time.Second, "acme", "kb", s, "fetch", classify.UpstreamTimeout, `{"u":"x"}`, 30000))
+		first := call(at, "acme", "kb", s, "fetch", classify.UpstreamTimeout, `{"u":"x"}`, 30000)
+		retry := call(at-10*time.Second, "acme", "kb", s, "fetch", classify.UpstreamTimeout, `{"u":"x"}`, 30000)
+		first.RetryAfterMs, retry.RetryAfterMs = 30_000, 30_000
+		out = append(out, first, retry)
 	}
 	for i := 0; i < 4; i++ {
 		s := fmt.Sprintf("l%d", i)
@@ -173,6 +175,12 @@ func TestExporter(t *testing.T) {
 				"category=INTERNAL,server=kb,tenant=acme,tool=search":            0,
 				"category=NOT_FOUND,server=kb,tenant=acme,tool=lookup":           4,
 				"category=INVALID_ARGUMENT,server=crm,tenant=globex,tool=create": 0,
+			},
+			"mcplens_window_retry_after_failures": {
+				"category=UPSTREAM_TIMEOUT,server=kb,tenant=acme,tool=fetch": 10,
+			},
+			"mcplens_window_recalls_before_retry_after": {
+				"category=UPSTREAM_TIMEOUT,server=kb,tenant=acme,tool=fetch": 5,
 			},
 			"mcplens_window_misclassifications": {
 				"category=UPSTREAM_TIMEOUT,kind=retryable_never_recovers,server=kb,tenant=acme,tool=fetch": 5,

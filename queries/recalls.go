@@ -25,6 +25,13 @@ type Recall struct {
 	// Unchanged counts the failures whose next call (within the window) had
 	// the same args_hash.
 	Unchanged uint64 `ch:"unchanged" json:"unchanged"`
+	// WithRetryAfter counts the failures that carried the server's
+	// retry-after hint (retry_after_ms > 0).
+	WithRetryAfter uint64 `ch:"with_retry_after" json:"with_retry_after"`
+	// BeforeRetryAfter counts those of them whose next call (within the
+	// window) came before the hint had passed: the client did not wait as
+	// the server asked.
+	BeforeRetryAfter uint64 `ch:"before_retry_after" json:"before_retry_after"`
 	// Rate is Unchanged / Failures.
 	Rate float64 `ch:"-" json:"rate"`
 }

@@ -2,7 +2,8 @@
 -- category, the failed calls in [from, to), those whose next call of the same
 -- tool in the same session key came at most window_ms later, and those whose
 -- next call also had the identical args_hash: the agent sent the same request
--- again. Sequences are built as in retry_outcomes.sql: calls of one (tenant,
+-- again; and those that carried the server's retry-after hint, and whose
+-- next call came within the window before the hint had passed. Sequences are built as in retry_outcomes.sql: calls of one (tenant,
 -- server, session_key, tool), continuations left out, ordered by (ts_ms,
 -- request_id, call_id), duplicate copies dropped by the array step, without
 -- FINAL, and only the groups with a failure collected (see
@@ -17,11 +18,13 @@ SELECT
   fc.1 AS category,
   toUInt64(count()) AS failures,
   toUInt64(sum(fc.2)) AS with_next_call,
-  toUInt64(sum(fc.3)) AS unchanged
+  toUInt64(sum(fc.3)) AS unchanged,
+  toUInt64(sum(fc.6)) AS with_retry_after,
+  toUInt64(sum(fc.7)) AS before_retry_after
 FROM (
   SELECT
     if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
-    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String)))) AS c0,
+    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), retry_after_ms))) AS c0,
     arrayMap(x -> x.1, c0) AS t0,
     arrayMap(x -> x.3, c0) AS id0,
     arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
@@ -29,13 +32,17 @@ FROM (
     arrayFilter((x, k) -> k = 1, c0, keep) AS c,
     arrayFilter((x, k) -> k = 1, t0, keep) AS t,
     arrayMap(x -> x.6, c) AS h,
-    -- nx: the next call came within the window (the last call has none: its
-    -- shifted successor is the largest Int64); same: it also had the same args_hash.
-    arrayMap((ti, tn) -> toUInt8(tn - ti <= @window_ms), t, arrayPushBack(arrayPopFront(t), toInt64(9223372036854775807))) AS nx,
+    -- tn: each call's successor's time (the last call has none: the largest
+    -- Int64); nx: the next call came within the window; same: it also had
+    -- the same args_hash; early: the call carried a retry-after hint and its
+    -- next call came within the window, before the hint had passed.
+    arrayPushBack(arrayPopFront(t), toInt64(9223372036854775807)) AS tn,
+    arrayMap((ti, tj) -> toUInt8(tj - ti <= @window_ms), t, tn) AS nx,
     arrayMap((n, hc, hn) -> toUInt8(n = 1 AND hc = hn), nx, h, arrayPushBack(arrayPopFront(h), toUInt64(0))) AS same,
+    arrayMap((x, n, ti, tj) -> toUInt8(n = 1 AND x.8 > 0 AND tj - ti < x.8), c, nx, t, tn) AS early,
     arrayFilter(
       x -> x.4 = 1 AND x.5 >= @from_ms AND x.5 < @to_ms,
-      arrayMap((x, n, s) -> (x.7, n, s, x.5, x.1), c, nx, same)) AS fails
+      arrayMap((x, n, s, e) -> (x.7, n, s, x.5, x.1, toUInt8(x.8 > 0), e), c, nx, same, early)) AS fails
   FROM calls
   PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
     AND ts_ms >= @lo_ms AND ts_ms < @hi_ms

@@ -192,10 +192,16 @@ func refRecalls(calls []pipeline.Call, f queries.Filter, window time.Duration) [
 				acc[k] = r
 			}
 			r.Failures++
+			if c.RetryAfterMs > 0 {
+				r.WithRetryAfter++
+			}
 			if i+1 < len(seq) && seq[i+1].TimeMs-c.TimeMs <= w {
 				r.WithNextCall++
 				if seq[i+1].ArgsHash == c.ArgsHash {
 					r.Unchanged++
+				}
+				if c.RetryAfterMs > 0 && seq[i+1].TimeMs-c.TimeMs < c.RetryAfterMs {
+					r.BeforeRetryAfter++
 				}
 			}
 		}

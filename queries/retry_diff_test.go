@@ -48,6 +48,13 @@ func genTraffic(seed uint64, sessions int, start time.Time, span time.Duration) 
 		if r.IntN(100) < 5 {
 			c.Misflagged = 1
 		}
+		// A retry-after hint on a third of the failures: at, under and
+		// over the gaps below (0, the windows, up to twice a window).
+		c.RetryAfterMs = 0
+		if cat.Failure() && r.IntN(3) == 0 {
+			w := genWindows[r.IntN(len(genWindows))].Milliseconds()
+			c.RetryAfterMs = []int64{1, w / 2, w, w + 1, 1 + r.Int64N(2*w)}[r.IntN(5)]
+		}
 	}
 	gap := func(storm int64) int64 {
 		if storm > 0 { // a retry loop: gaps at or just under the window

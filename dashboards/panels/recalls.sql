@@ -2,7 +2,9 @@
 -- them: per category, the failed calls in the range, those followed within
 -- 60 s by another call of the same tool in the same session key, and those
 -- whose next call had the identical args_hash, the agent sending the same
--- request again. A high unchanged share says the error text does not tell
+-- request again; and the failures that carried the server's retry-after hint,
+-- and those whose next call came within 60 s before it had passed (the
+-- client did not wait as asked). A high unchanged share says the error text does not tell
 -- the model what to change. Continuations are left out; calls are read up to
 -- one window past the range so that a failure near its end has its next call.
 -- As in the chain queries, the grouping is an inner query and the arrays are
@@ -14,7 +16,9 @@ SELECT
   count() AS failures_n,
   sum(fc.2) AS with_next_call_n,
   sum(fc.3) AS unchanged_n,
-  sum(fc.3) / count() AS unchanged_rate
+  sum(fc.3) / count() AS unchanged_rate,
+  sum(fc.6) AS with_retry_after_n,
+  sum(fc.7) AS before_retry_after_n
 FROM (
   SELECT
     arrayMap(x -> x.1, c0) AS t0,
@@ -26,15 +30,19 @@ FROM (
     arrayFilter((x, k) -> k = 1, c0, keep) AS c,
     arrayFilter((x, k) -> k = 1, t0, keep) AS t,
     arrayMap(x -> x.6, c) AS h,
-    -- nx: the next call came within 60 s (the last call has none: its shifted
-    -- successor is the largest Int64); same: it also had the same args_hash.
-    arrayMap((ti, tn) -> toUInt8(tn - ti <= 60000), t, arrayPushBack(arrayPopFront(t), toInt64(9223372036854775807))) AS nx,
+    -- tn: each call's successor's time (the last call has none: the largest
+    -- Int64); nx: the next call came within 60 s; same: it also had the same
+    -- args_hash; early: the call carried a retry-after hint and its next call
+    -- came within 60 s, before the hint had passed.
+    arrayPushBack(arrayPopFront(t), toInt64(9223372036854775807)) AS tn,
+    arrayMap((ti, tj) -> toUInt8(tj - ti <= 60000), t, tn) AS nx,
     arrayMap((n, hc, hn) -> toUInt8(n = 1 AND hc = hn), nx, h, arrayPushBack(arrayPopFront(h), toUInt64(0))) AS same,
+    arrayMap((x, n, ti, tj) -> toUInt8(n = 1 AND x.8 > 0 AND tj - ti < x.8), c, nx, t, tn) AS early,
     arrayFilter(
       x -> x.4 = 1 AND x.5 >= toInt64(toUInt32($__fromTime)) * 1000 AND x.5 < (toInt64(toUInt32($__toTime)) + 1) * 1000,
-      arrayMap((x, n, s) -> (x.7, n, s, x.5, x.1), c, nx, same)) AS fails
+      arrayMap((x, n, s, e) -> (x.7, n, s, x.5, x.1, toUInt8(x.8 > 0), e), c, nx, same, early)) AS fails
   FROM (
-    SELECT arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String)))) AS c0
+    SELECT arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), retry_after_ms))) AS c0
     FROM calls
     PREWHERE ts >= $__fromTime AND ts <= $__toTime + 60
       AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000
