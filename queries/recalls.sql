@@ -24,7 +24,7 @@ SELECT
 FROM (
   SELECT
     if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
-    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), retry_after_ms))) AS c0,
+    arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), toUInt32(least(retry_after_ms, 4294967295))))) AS c0,
     arrayMap(x -> x.1, c0) AS t0,
     arrayMap(x -> x.3, c0) AS id0,
     arrayMap((dt, di) -> bitOr(dt != 0, di != 0),
@@ -34,15 +34,16 @@ FROM (
     arrayMap(x -> x.6, c) AS h,
     -- tn: each call's successor's time (the last call has none: the largest
     -- Int64); nx: the next call came within the window; same: it also had
-    -- the same args_hash; early: the call carried a retry-after hint and its
-    -- next call came within the window, before the hint had passed.
+    -- the same args_hash. Per failure (fails): its category, nx, same,
+    -- whether it carried a retry-after hint (clamped to UInt32 ms in c0,
+    -- which keeps the arrays small) and whether its next call came within the window before
+    -- the hint had passed.
     arrayPushBack(arrayPopFront(t), toInt64(9223372036854775807)) AS tn,
     arrayMap((ti, tj) -> toUInt8(tj - ti <= @window_ms), t, tn) AS nx,
     arrayMap((n, hc, hn) -> toUInt8(n = 1 AND hc = hn), nx, h, arrayPushBack(arrayPopFront(h), toUInt64(0))) AS same,
-    arrayMap((x, n, ti, tj) -> toUInt8(n = 1 AND x.8 > 0 AND tj - ti < x.8), c, nx, t, tn) AS early,
     arrayFilter(
       x -> x.4 = 1 AND x.5 >= @from_ms AND x.5 < @to_ms,
-      arrayMap((x, n, s, e) -> (x.7, n, s, x.5, x.1, toUInt8(x.8 > 0), e), c, nx, same, early)) AS fails
+      arrayMap((x, n, s, tj) -> (x.7, n, s, x.5, x.1, toUInt8(x.8 > 0), toUInt8(n = 1 AND x.8 > 0 AND tj - x.1 < x.8)), c, nx, same, tn)) AS fails
   FROM calls
   PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
     AND ts_ms >= @lo_ms AND ts_ms < @hi_ms
