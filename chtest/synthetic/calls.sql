@@ -5,7 +5,9 @@
 -- tool<@tool_names - 1> in turn (13: the same 13 names on every server;
 -- 1820: a name of its own for each triple); about 70 % OK,
 -- 15 % EMPTY_RESULT and 15 % failures over six categories, with retries
--- (a failed call's session repeats the tool) and two argument keys per call.
+-- (a failed call's session repeats the tool) and two argument keys per call;
+-- the RATE_LIMITED calls carry a retry-after hint of 1 to 8 s (the session's
+-- calls are 4 s apart, so about half of them are re-called before it).
 -- @kept_failures_pct of the failures stay failures (100: 15 % of the calls
 -- failed); the others become OK calls, everything about them derived from
 -- their new class as for any OK call: a healthier fleet. Every call's
@@ -36,7 +38,7 @@ SELECT
   toUInt8(c >= 85) AS is_failure_, toInt8(-1) AS declared_retryable_,
   toInt8(if(c >= 85 AND c < 93 OR c >= 95 AND c < 97, 1, 0)) AS expected_retryable_,
   'default' AS class_source_, '' AS class_rule_, '' AS error_code_, toUInt8(c >= 70 AND c < 72) AS misflagged_,
-  toInt64(0) AS retry_after_ms_, toUInt8(0) AS continuation_, toUInt8(1) AS args_validated_, 'bench' AS taxonomy_version_, toInt64(1) AS ingested_ms_
+  toInt64(if(c >= 85 AND c < 88, 1000 * (1 + h % 8), 0)) AS retry_after_ms_, toUInt8(0) AS continuation_, toUInt8(1) AS args_validated_, 'bench' AS taxonomy_version_, toInt64(1) AS ingested_ms_
 FROM (
   SELECT number, intDiv(number, 25) AS s, cityHash64(number, 7) AS h,
          if(h % 100 >= 85 AND intDiv(h, 100) % 100 >= @kept_failures_pct, h % 100 - 85, h % 100) AS c,
