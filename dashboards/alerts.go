@@ -65,7 +65,10 @@ const (
 	faultSpan = 15 * 60
 )
 
-const toolVars = "&var-tenant={{ $labels.tenant_name }}&var-server={{ $labels.server_name }}&var-tool={{ $labels.tool_name }}"
+const (
+	serverVars = "&var-tenant={{ $labels.tenant_name }}&var-server={{ $labels.server_name }}"
+	toolVars   = serverVars + "&var-tool={{ $labels.tool_name }}"
+)
 
 // AlertRules returns the Grafana alert rules, in provisioning order. The
 // thresholds and minimum volumes are those of the analytics
@@ -152,6 +155,15 @@ func AlertRules() []AlertRule {
 			Summary:      "{{ $labels.tool_name }}: {{ humanizePercentage $values.B.Value }} of failures with a retry-after hint are called again before it has passed",
 			Description:  "In the last hour at least 20 failed calls of this tool carried the server's retry-after hint, and at least half of them were followed by another call of the tool in the same session within 60 s and before the hint had passed. Clients do not wait as the server asks, which keeps a rate limit or an exhausted pool saturated. Make the client (or the agent framework's retry policy) honour retryAfter; check that the server sends it where clients read it (structuredContent, _meta or the JSON-RPC error data).",
 			DashboardUID: ToolUID, PanelID: toolRecalls, PanelVars: toolVars,
+		},
+		{
+			UID: "mcplens-unknown-tool-calls", Title: "MCPUnknownToolCalls", Group: groupTools,
+			SQLFile: "unknown_tool_calls", RangeSeconds: hour,
+			Reducer: expr.TypeReduceReducerLast, Threshold: expr.ExprTypeThresholdConditionsEvaluatorTypeGte, Value: 10,
+			For: "5m", Severity: "warning", Area: "errors",
+			Summary:      "{{ $labels.server_name }}: {{ $values.B.Value }} calls of the unknown tool {{ $labels.tool_name }} in the last hour",
+			Description:  "At least 10 calls in the last hour asked this server for a tool it does not have (UNKNOWN_TOOL). A client works from a stale tool list (a tool renamed or removed) or a model invents the name; retrying cannot help. Find the clients (the Calls panel's sessions), make them list tools again, and if the name was renamed, keep the old name as an alias for a while; if models invent it, say in the real tool's description what it is for.",
+			DashboardUID: SchemaQualityUID, PanelID: schemaUnknownTools, PanelVars: serverVars,
 		},
 		{
 			UID: "mcplens-empty-result-spike", Title: "MCPEmptyResultSpike", Group: groupBaselines,

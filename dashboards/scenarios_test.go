@@ -352,6 +352,29 @@ func scenarios() []scenario {
 			),
 			fire: map[string]float64{"hint_ignored": 0.5, "hint_replayed": 0.5},
 		},
+		{
+			rule: "MCPUnknownToolCalls",
+			calls: concat(
+				repeat(10, fx{tool: "search_doc", category: classify.UnknownTool, code: -32602, message: "unknown tool"}, func(i int, f *fx) {
+					f.at, f.session = time.Duration(i+1)*5*minute, fmt.Sprintf("u%d", i)
+				}),
+				repeat(9, fx{tool: "fetch_v1", category: classify.UnknownTool, code: -32602}, func(i int, f *fx) { // 9
+					f.at, f.session = time.Duration(i+1)*5*minute, fmt.Sprintf("v%d", i)
+				}),
+				repeat(10, fx{tool: "old_lookup", category: classify.UnknownTool, code: -32602}, func(i int, f *fx) { // before the hour
+					f.at, f.session = hr+time.Duration(i+1)*minute, fmt.Sprintf("o%d", i)
+				}),
+				// Re-ingested: 10 sent twice count 10; 10 reclassified since
+				// (the tool was added back) count none.
+				relabel(repeat(10, fx{tool: "srch", category: classify.UnknownTool, code: -32602}, func(i int, f *fx) {
+					f.at, f.session = time.Duration(i+1)*5*minute, fmt.Sprintf("r%d", i)
+				}), classify.UnknownTool, false),
+				relabel(repeat(10, fx{tool: "lookup_new", category: classify.UnknownTool, code: -32602}, func(i int, f *fx) {
+					f.at, f.session = time.Duration(i+1)*5*minute, fmt.Sprintf("n%d", i)
+				}), classify.OK, false),
+			),
+			fire: map[string]float64{"search_doc": 10, "srch": 10},
+		},
 		definitionChangeScenario(),
 		faultRateScenario(),
 	}
