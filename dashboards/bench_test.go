@@ -132,23 +132,33 @@ func BenchmarkPanels(b *testing.B) {
 		// production, but for the last hour, which a late insert (a copy of
 		// one of its calls) sends back to the raw calls as the current hour
 		// is, and with it the chains of the hour before ("-folded").
-		res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		chains, err := compact.RollupChains(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		err = e.DB.Exec(ctx, "INSERT INTO calls SELECT * FROM calls WHERE ts >= @last LIMIT 1", clickhouse.Named("last", end.Add(-time.Hour)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("%s: folded %d hours in %s and their chains in %s, then sent the last back to the raw calls", e.Name, len(res.Folded), res.Took.Round(time.Millisecond), chains.Took.Round(time.Millisecond))
+		foldButLastHour(b, e, end)
 		run("-folded", func(tg panelTarget) bool {
 			return strings.Contains(tg.sql, "calls_5m_current_folds") || strings.Contains(tg.sql, "chain_current_folds")
 		})
 	}
+}
+
+// foldButLastHour folds the complete hours of e's calls and their retry
+// chains, as the retention job has within the hour in production, then sends
+// the hour before end back to the raw calls with a late insert (a copy of
+// one of its calls), as the current hour is.
+func foldButLastHour(b *testing.B, e *chtest.Engine, end time.Time) {
+	b.Helper()
+	ctx := context.Background()
+	res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	chains, err := compact.RollupChains(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = e.DB.Exec(ctx, "INSERT INTO calls SELECT * FROM calls WHERE ts >= @last LIMIT 1", clickhouse.Named("last", end.Add(-time.Hour)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%s: folded %d hours in %s and their chains in %s, then sent the last back to the raw calls", e.Name, len(res.Folded), res.Took.Round(time.Millisecond), chains.Took.Round(time.Millisecond))
 }
 
 // resultType is the row struct query() scans a result of sql into.
@@ -281,16 +291,7 @@ func BenchmarkAlerts(b *testing.B) {
 			}
 		}
 		run("")
-		if _, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := compact.RollupChains(ctx, e.DB, time.Now(), 30*24*time.Hour, 0); err != nil {
-			b.Fatal(err)
-		}
-		err = e.DB.Exec(ctx, "INSERT INTO calls SELECT * FROM calls WHERE ts >= @last LIMIT 1", clickhouse.Named("last", end.Add(-time.Hour)))
-		if err != nil {
-			b.Fatal(err)
-		}
+		foldButLastHour(b, e, end)
 		run("-folded")
 	}
 }

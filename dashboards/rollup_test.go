@@ -596,9 +596,6 @@ func TestSchemaPanelsMatchTheirFinalForms(t *testing.T) {
 	}
 }
 
-// retryStorm is n calls of a new session key, gap apart from start, each a
-// copy of failed: all failed but the last, which succeeds. They are one
-// retry chain from start to its last call.
 // withRetryAfter gives every failure of cs the retry-after hint d.
 func withRetryAfter(cs []pipeline.Call, d time.Duration) []pipeline.Call {
 	for i := range cs {
@@ -609,6 +606,9 @@ func withRetryAfter(cs []pipeline.Call, d time.Duration) []pipeline.Call {
 	return cs
 }
 
+// retryStorm is n calls of a new session key, gap apart from start, each a
+// copy of failed: all failed but the last, which succeeds. They are one
+// retry chain from start to its last call.
 func retryStorm(failed pipeline.Call, session string, start time.Time, n int, gap time.Duration) []pipeline.Call {
 	out := make([]pipeline.Call, n)
 	for i := range out {

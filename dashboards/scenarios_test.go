@@ -108,6 +108,14 @@ func hinted(tool string, n int, hint time.Duration, gaps ...time.Duration) []fx 
 	return out
 }
 
+// unknownCalls returns n UNKNOWN_TOOL calls (JSON-RPC -32602) of the name
+// tool, one session each, 5 minutes apart from 5 minutes before ago.
+func unknownCalls(tool string, n int, ago time.Duration) []fx {
+	return repeat(n, fx{tool: tool, category: classify.UnknownTool, code: -32602, message: "unknown tool: " + tool}, func(i int, f *fx) {
+		f.at, f.session = ago+time.Duration(i+1)*5*minute, fmt.Sprintf("%s-%d", tool, i)
+	})
+}
+
 func misflaggedCalls(tool string, n int, c classify.Category, within time.Duration) []fx {
 	return repeat(n, fx{tool: tool, category: c, misflagged: true}, func(i int, f *fx) {
 		f.at = within - time.Duration(i+1)*within/time.Duration(n+1)
@@ -355,23 +363,13 @@ func scenarios() []scenario {
 		{
 			rule: "MCPUnknownToolCalls",
 			calls: concat(
-				repeat(10, fx{tool: "search_doc", category: classify.UnknownTool, code: -32602, message: "unknown tool"}, func(i int, f *fx) {
-					f.at, f.session = time.Duration(i+1)*5*minute, fmt.Sprintf("u%d", i)
-				}),
-				repeat(9, fx{tool: "fetch_v1", category: classify.UnknownTool, code: -32602}, func(i int, f *fx) { // 9
-					f.at, f.session = time.Duration(i+1)*5*minute, fmt.Sprintf("v%d", i)
-				}),
-				repeat(10, fx{tool: "old_lookup", category: classify.UnknownTool, code: -32602}, func(i int, f *fx) { // before the hour
-					f.at, f.session = hr+time.Duration(i+1)*minute, fmt.Sprintf("o%d", i)
-				}),
+				unknownCalls("search_doc", 10, 0),
+				unknownCalls("fetch_v1", 9, 0),     // 9
+				unknownCalls("old_lookup", 10, hr), // before the hour
 				// Re-ingested: 10 sent twice count 10; 10 reclassified since
 				// (the tool was added back) count none.
-				relabel(repeat(10, fx{tool: "srch", category: classify.UnknownTool, code: -32602}, func(i int, f *fx) {
-					f.at, f.session = time.Duration(i+1)*5*minute, fmt.Sprintf("r%d", i)
-				}), classify.UnknownTool, false),
-				relabel(repeat(10, fx{tool: "lookup_new", category: classify.UnknownTool, code: -32602}, func(i int, f *fx) {
-					f.at, f.session = time.Duration(i+1)*5*minute, fmt.Sprintf("n%d", i)
-				}), classify.OK, false),
+				relabel(unknownCalls("srch", 10, 0), classify.UnknownTool, false),
+				relabel(unknownCalls("lookup_new", 10, 0), classify.OK, false),
 			),
 			fire: map[string]float64{"search_doc": 10, "srch": 10},
 		},

@@ -217,7 +217,7 @@ func TestPrometheusRulesLinks(t *testing.T) {
 	}
 }
 
-// liveFixture makes two alerts fire from the api's gauges: tool silent has
+// liveFixture makes four alerts fire from the api's gauges: tool silent has
 // 12 failures sent as successes in the last hour (MCPHiddenFailures), tool
 // fetch 5 retry chains of a retryable category that never recover
 // (MCPRetryableNeverRecovers), tool flaky 2 INTERNAL failures in 20 calls
