@@ -11,10 +11,13 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcplens/mcplens/chtest"
 )
 
 // Proc is a started binary: its command, its stdout and stderr, and the
@@ -45,20 +48,19 @@ func (l *Log) String() string {
 }
 
 // ErrPortTaken is a process that could not bind the address FreeAddr gave
-// it: between FreeAddr's close and the bind, the kernel may hand the port
-// to another socket (an outgoing connection's local port, on a busy
-// machine).
+// it: between FreeAddr's pick and the bind, another process may take the
+// port.
 var ErrPortTaken = errors.New("its listen address was taken before it bound it")
 
-// FreeAddr returns a loopback address whose port was free a moment ago.
+// FreeAddr returns a loopback address whose port was free a moment ago,
+// outside the kernel's ephemeral range (chtest.FreePorts).
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := chtest.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // Start runs argv(addr), a binary told to listen on addr, a free loopback

@@ -53,8 +53,14 @@ const clusterUsersConfig = `<yandex>
 // has reached ZooKeeper (Server.waitDDLWorker); Restart waits for both
 // too. The users' profile allows LowCardinality in DDL, which ClickHouse
 // 18.16 (the Debian server) needs for ON CLUSTER migrations; the harness
-// targets that server.
+// targets that server. A node that exits because another process took one
+// of its ports first makes every node start again on new ports, up to
+// portAttempts times.
 func StartCluster(ctx context.Context, dir, name string, shards, replicas int) (*Cluster, error) {
+	return startCluster(ctx, dir, name, shards, replicas, FreePorts)
+}
+
+func startCluster(ctx context.Context, dir, name string, shards, replicas int, pick portPicker) (*Cluster, error) {
 	if shards < 1 || replicas < 1 {
 		return nil, fmt.Errorf("cluster of %d shards × %d replicas", shards, replicas)
 	}
@@ -65,15 +71,39 @@ func StartCluster(ctx context.Context, dir, name string, shards, replicas int) (
 	if err != nil {
 		return nil, err
 	}
-	zk, err := StartZooKeeper(ctx, filepath.Join(dir, "zookeeper"))
+	zk, err := startZooKeeper(ctx, filepath.Join(dir, "zookeeper"), pick)
 	if err != nil {
 		return nil, err
 	}
 	c := &Cluster{Name: name, ZK: zk}
-	ports, err := freePorts(3 * shards * replicas)
+	for attempt := 1; ; attempt++ {
+		err := c.startNodes(ctx, dir, bin, shards, replicas, pick)
+		if err == nil {
+			return c, nil
+		}
+		var taken []string
+		for _, n := range c.servers() {
+			if n != nil && portTaken(n.errorLog()) {
+				taken = append(taken, n.errorLog())
+			}
+		}
+		c.stopNodes()
+		if attempt == portAttempts || len(taken) == 0 {
+			c.ZK.Stop()
+			return nil, fmt.Errorf("start cluster %s: %w", name, err)
+		}
+		for _, log := range taken {
+			setAside(log, attempt)
+		}
+	}
+}
+
+// startNodes configures shards × replicas servers in dir on ports from
+// pick and starts them together; c.Nodes holds them, started or not.
+func (c *Cluster) startNodes(ctx context.Context, dir, bin string, shards, replicas int, pick portPicker) error {
+	ports, err := pick(3 * shards * replicas)
 	if err != nil {
-		c.Stop()
-		return nil, err
+		return err
 	}
 	port := func(s, r, k int) int { return ports[3*(s*replicas+r)+k] } // k: 0 tcp, 1 http, 2 interserver
 	var topology strings.Builder
@@ -84,7 +114,7 @@ func StartCluster(ctx context.Context, dir, name string, shards, replicas int) (
 		}
 		topology.WriteString("</shard>\n")
 	}
-	zkHost, zkPort, _ := net.SplitHostPort(zk.Addr)
+	zkHost, zkPort, _ := net.SplitHostPort(c.ZK.Addr)
 	c.Nodes = make([][]*Server, shards)
 	for s := range shards {
 		c.Nodes[s] = make([]*Server, replicas)
@@ -94,9 +124,8 @@ func StartCluster(ctx context.Context, dir, name string, shards, replicas int) (
 				"{{http}}", strconv.Itoa(port(s, r, 1)), "{{tcp}}", strconv.Itoa(port(s, r, 0)),
 				"{{interserver}}", strconv.Itoa(port(s, r, 2)), "{{zkhost}}", zkHost, "{{zkport}}", zkPort,
 				"{{shard}}", fmt.Sprintf("%02d", s+1), "{{replica}}", fmt.Sprintf("s%dr%d", s+1, r+1),
-				"{{cluster}}", name, "{{shards}}", topology.String())); err != nil {
-				c.Stop()
-				return nil, err
+				"{{cluster}}", c.Name, "{{shards}}", topology.String())); err != nil {
+				return err
 			}
 			c.Nodes[s][r] = &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port(s, r, 0))), Dir: nodeDir, bin: bin, ddl: true}
 		}
@@ -108,11 +137,7 @@ func StartCluster(ctx context.Context, dir, name string, shards, replicas int) (
 		go func() { defer wg.Done(); errs[i] = n.launch(ctx) }()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("start cluster %s: %w", name, err)
-	}
-	return c, nil
+	return errors.Join(errs...)
 }
 
 // writeNodeConfig writes config.xml and users.xml of one node, filling the
@@ -157,6 +182,12 @@ func (c *Cluster) Stop() {
 	if c == nil {
 		return
 	}
+	c.stopNodes()
+	c.ZK.Stop()
+}
+
+// stopNodes kills every server and waits for them.
+func (c *Cluster) stopNodes() {
 	var wg sync.WaitGroup
 	for _, n := range c.servers() {
 		if n != nil {
@@ -165,7 +196,6 @@ func (c *Cluster) Stop() {
 		}
 	}
 	wg.Wait()
-	c.ZK.Stop()
 }
 
 // Pid returns the process id of the running server, 0 when it is not
@@ -191,21 +221,6 @@ func serverBin() (string, error) {
 		return "", errors.New("clickhouse-server not found on PATH: install it (apt-get install -y clickhouse-server clickhouse-client) or run `make deps`")
 	}
 	return p, nil
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago:
-// the listeners are held until all n are chosen, so none repeats.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("pick a free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func identifier(s string) bool {

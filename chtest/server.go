@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -66,20 +65,14 @@ const usersConfig = `<yandex>
 // file) in dir. It fails with a message naming the package to install when
 // the binary is missing, and checks that the server answering on the chosen
 // port is the one it started (another ClickHouse may hold a default port).
+// A server that exits because another process took its port first is
+// started again on new ports, up to portAttempts times.
 func StartServer(ctx context.Context, dir string) (*Server, error) {
-	bin := os.Getenv("CLICKHOUSE_SERVER_BIN")
-	if bin == "" {
-		p, err := exec.LookPath("clickhouse-server")
-		if err != nil {
-			return nil, errors.New("clickhouse-server not found on PATH: install it (apt-get install -y clickhouse-server clickhouse-client) or run `make deps`")
-		}
-		bin = p
-	}
-	tcp, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	httpPort, err := freePort()
+	return startServer(ctx, dir, FreePorts)
+}
+
+func startServer(ctx context.Context, dir string, pick portPicker) (*Server, error) {
+	bin, err := serverBin()
 	if err != nil {
 		return nil, err
 	}
@@ -92,18 +85,30 @@ func StartServer(ctx context.Context, dir string) (*Server, error) {
 	if err := os.WriteFile(users, []byte(usersConfig), 0o644); err != nil {
 		return nil, fmt.Errorf("write users.xml: %w", err)
 	}
-	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", strconv.Itoa(httpPort),
-		"{{tcp}}", strconv.Itoa(tcp), "{{users}}", users).Replace(serverConfig)
-	cfgPath := filepath.Join(dir, "config.xml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		return nil, fmt.Errorf("write config.xml: %w", err)
+	for attempt := 1; ; attempt++ {
+		ports, err := pick(2)
+		if err != nil {
+			return nil, err
+		}
+		cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", strconv.Itoa(ports[1]),
+			"{{tcp}}", strconv.Itoa(ports[0]), "{{users}}", users).Replace(serverConfig)
+		if err := os.WriteFile(filepath.Join(dir, "config.xml"), []byte(cfg), 0o644); err != nil {
+			return nil, fmt.Errorf("write config.xml: %w", err)
+		}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), Dir: dir, bin: bin}
+		err = s.launch(ctx)
+		if err == nil {
+			return s, nil
+		}
+		if attempt == portAttempts || !portTaken(s.errorLog()) {
+			return nil, err
+		}
+		setAside(s.errorLog(), attempt)
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp)), Dir: dir, bin: bin}
-	if err := s.launch(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
+
+// errorLog is the path of the server's error log.
+func (s *Server) errorLog() string { return filepath.Join(s.Dir, "log", "error.log") }
 
 // launch starts the server process from the configuration in s.Dir and
 // waits until it answers.
@@ -294,15 +299,6 @@ func Open(addr, database string) (driver.Conn, error) {
 		return nil, fmt.Errorf("open clickhouse %s: %w", addr, err)
 	}
 	return conn, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pick a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randomHex(n int) string {

@@ -43,8 +43,14 @@ maxClientCnxns=0
 // StartZooKeeper starts ZooKeeper's QuorumPeerMain in standalone mode with
 // java from PATH and the class path in ZOOKEEPER_CLASSPATH, or Debian's jars.
 // It fails with a message naming the package to install when either is
-// missing, and returns once the server serves sessions.
+// missing, and returns once the server serves sessions. A server that
+// exits because another process took its port first is started again on a
+// new port, up to portAttempts times.
 func StartZooKeeper(ctx context.Context, dir string) (*ZooKeeper, error) {
+	return startZooKeeper(ctx, dir, FreePorts)
+}
+
+func startZooKeeper(ctx context.Context, dir string, pick portPicker) (*ZooKeeper, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, errors.New("java not found on PATH: install ZooKeeper and its runtime (apt-get install -y zookeeper) or run `make deps`")
@@ -59,13 +65,29 @@ func StartZooKeeper(ctx context.Context, dir string) (*ZooKeeper, error) {
 			cp += ":/usr/share/java/slf4j-simple.jar"
 		}
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return nil, fmt.Errorf("make zookeeper dir: %w", err)
 	}
+	for attempt := 1; ; attempt++ {
+		ports, err := pick(1)
+		if err != nil {
+			return nil, err
+		}
+		z, err := launchZooKeeper(ctx, dir, java, cp, ports[0])
+		if err == nil {
+			return z, nil
+		}
+		log := filepath.Join(dir, "zookeeper.log")
+		if attempt == portAttempts || !portTaken(log) {
+			return nil, err
+		}
+		setAside(log, attempt)
+	}
+}
+
+// launchZooKeeper writes the configuration for port, starts the server and
+// waits until it serves sessions.
+func launchZooKeeper(ctx context.Context, dir, java, cp string, port int) (*ZooKeeper, error) {
 	cfg := strings.NewReplacer("{{dir}}", dir, "{{port}}", strconv.Itoa(port)).Replace(zooConfig)
 	cfgPath := filepath.Join(dir, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {

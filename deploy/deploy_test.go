@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -301,15 +302,15 @@ func TestFaultCategoriesAreTheTaxonomys(t *testing.T) {
 	}
 }
 
+// freePort returns a loopback address for the test's Prometheus, outside
+// the kernel's ephemeral range (chtest.FreePorts).
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := chtest.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // TestLivePrometheusFiresOnGauges runs the real chain end to end: fixture

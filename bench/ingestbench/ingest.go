@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/mcplens/mcplens/chconn"
+	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/pipeline"
 )
 
@@ -179,13 +181,14 @@ func cleanEnv() []string {
 	return env
 }
 
+// freeAddr returns a loopback address for the ingest binary, outside the
+// kernel's ephemeral range (chtest.FreePorts).
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := chtest.FreePorts(1)
 	if err != nil {
-		return "", fmt.Errorf("pick a free port: %w", err)
+		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), nil
 }
 
 func tail(path string) string {
