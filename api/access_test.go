@@ -50,12 +50,16 @@ func tenantStory(tenant, server, tool, argKey string) []pipeline.Call {
 		}
 		return c
 	}
+	// A name the server does not have, for /unknown-tools.
+	unknown := mk(6, 30*time.Minute, "UNKNOWN_TOOL", true, -32602)
+	unknown.Tool = tool + "_v2"
 	return []pipeline.Call{
 		mk(1, 0, "UNAVAILABLE", true, 0),
 		mk(2, 10*time.Second, "UNAVAILABLE", true, 0),
 		mk(3, 20*time.Second, "OK", false, 0),
 		mk(4, 10*time.Minute, "EMPTY_RESULT", false, 0),
 		mk(5, 20*time.Minute, "INVALID_ARGUMENT", true, -32602),
+		unknown,
 	}
 }
 

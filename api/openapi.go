@@ -63,6 +63,9 @@ var endpoints = []endpoint{
 		{"min_calls", "integer", "", "leave out rows with fewer calls (default 1)"},
 		{"limit", "integer", "", "at most this many rows, most calls first (default 100)"},
 	}, queries.SchemaViolation{}},
+	{"/api/v1/unknown-tools", "Tool names the servers refused as unknown (UNKNOWN_TOOL), each with a verdict (answered, listed, removed, respelled, namespaced, misspelled, invented, no_known_tools) and the known tool it was most likely meant to be", []param{
+		{"limit", "integer", "", "at most this many names, most refused calls first (default 100, at most 1000)"},
+	}, queries.UnknownTool{}},
 	{"/api/v1/calls", "The calls behind the numbers: each matching call as its latest ingest classified it, with what the classification came from, newest first, a page at a time",
 		callsParams, queries.Call{}},
 }
@@ -75,6 +78,9 @@ var byParam = param{"by", "string", "", "tool (default): one row per tool, same-
 
 // paramEnums lists the values a parameter takes, where it takes few.
 var paramEnums = map[string][]string{"by": {"tool", "pair"}, "category": categoryNames()}
+
+// fieldEnums lists the values a row field takes, where it takes few.
+var fieldEnums = map[string][]string{"verdict": queries.Verdicts}
 
 // pairFields are the row fields that by=pair adds, first in each row.
 var pairFields = []string{"tenant", "server"}
@@ -181,6 +187,9 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 			name = f.Name
 		}
 		props[name] = schemaOf(f.Type)
+		if enum, ok := fieldEnums[name]; ok {
+			props[name].(map[string]any)["enum"] = enum
+		}
 		*required = append(*required, name)
 	}
 }

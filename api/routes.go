@@ -20,6 +20,7 @@ func (s *Server) routes(g *echo.Group) {
 	g.GET("/misclassifications", s.misclassifications)
 	g.GET("/tools", s.tools)
 	g.GET("/schema-violations", s.schemaViolations)
+	g.GET("/unknown-tools", s.unknownTools)
 	g.GET("/calls", s.calls)
 	g.GET("/openapi.json", serveOpenAPI)
 }

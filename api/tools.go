@@ -45,3 +45,22 @@ func (s *Server) schemaViolations(c echo.Context) error {
 	}
 	return respond(c, f, rows)
 }
+
+// unknownTools serves GET /api/v1/unknown-tools: the tool names the servers
+// refused as unknown, each with what it most likely is (a verdict) and the
+// known tool it was probably meant to be.
+func (s *Server) unknownTools(c echo.Context) error {
+	p := newParams(c.QueryParams(), "limit")
+	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
+	o := queries.UnknownToolOptions{Limit: p.integer("limit", 100, 1, 1000)}
+	if p.err != nil {
+		return p.err
+	}
+	ctx, cancel := s.queryContext(c)
+	defer cancel()
+	rows, err := queries.UnknownTools(ctx, s.db, f, o)
+	if err != nil {
+		return err
+	}
+	return respond(c, f, rows)
+}

@@ -96,3 +96,49 @@ func TestToolEndpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownToolsEndpoint: search_docs answered and listed (toolRows),
+// a namespaced name and an invented one refused; the whole row as JSON,
+// the name filter and the limit's bounds.
+func TestUnknownToolsEndpoint(t *testing.T) {
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.InsertTools(t, toolRows())
+			e.Insert(t, []pipeline.Call{
+				fixtureCall("search_docs", "OK", false, 0, 0, "1"),
+				fixtureCall("mcp__kb__search_docs", "UNKNOWN_TOOL", true, -32602, time.Minute, "2"),
+				fixtureCall("mcp__kb__search_docs", "UNKNOWN_TOOL", true, -32602, 2*time.Minute, "3"),
+				fixtureCall("summon_dragon", "UNKNOWN_TOOL", true, -32601, 3*time.Minute, "4"),
+			})
+			srv := newServer(t, e.DB)
+			status, body := get(t, srv, "/api/v1/unknown-tools?tenant=acme")
+			if status != http.StatusOK {
+				t.Fatalf("unknown-tools: %d %v", status, body)
+			}
+			got, _ := json.Marshal(body["rows"])
+			want := `[{"answered_calls":0,"calls":2,"first_seen":"2026-11-29T11:01:00Z","known_tools":1,"last_answered":null,` +
+				`"last_listed":null,"last_seen":"2026-11-29T11:02:00Z","server":"kb","sessions":1,"suggestion":"search_docs",` +
+				`"tenant":"acme","tool":"mcp__kb__search_docs","verdict":"namespaced"},` +
+				`{"answered_calls":0,"calls":1,"first_seen":"2026-11-29T11:03:00Z","known_tools":1,"last_answered":null,` +
+				`"last_listed":null,"last_seen":"2026-11-29T11:03:00Z","server":"kb","sessions":1,"suggestion":"",` +
+				`"tenant":"acme","tool":"summon_dragon","verdict":"invented"}]`
+			if string(got) != want {
+				t.Errorf("unknown-tools rows\n got %s\nwant %s", got, want)
+			}
+			status, body = get(t, srv, "/api/v1/unknown-tools?tool=summon_dragon&limit=1")
+			if rows, _ := body["rows"].([]any); status != http.StatusOK || len(rows) != 1 {
+				t.Errorf("tool=summon_dragon: %d %v", status, body)
+			}
+			for _, bad := range []struct{ query, wantErr string }{
+				{"limit=0", "limit"},
+				{"limit=1001", "limit"},
+				{"min_calls=2", `unknown parameter "min_calls"`},
+			} {
+				status, body := get(t, srv, "/api/v1/unknown-tools?"+bad.query)
+				if status != http.StatusBadRequest || !strings.Contains(body["error"].(string), bad.wantErr) {
+					t.Errorf("%s: %d %v, want 400 containing %q", bad.query, status, body, bad.wantErr)
+				}
+			}
+		})
+	}
+}

@@ -260,7 +260,7 @@ func getJSON(t *testing.T, addr, path string) string {
 // at most once per interval and process), so two instances and one replay
 // need not agree: the cluster must answer them, with rows when the single
 // server has rows.
-var processEndpoints = []string{"/api/v1/tools", "/api/v1/schema-violations"}
+var processEndpoints = []string{"/api/v1/tools", "/api/v1/schema-violations", "/api/v1/unknown-tools"}
 
 // compareAPIs requires every endpoint to answer the same on both apis, and
 // the process-dependent ones to answer on the cluster.

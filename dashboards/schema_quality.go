@@ -62,7 +62,7 @@ func SchemaQuality() *dashboard.DashboardBuilder {
 				callsNarrowing{tool: rowTool("tool_name"), category: "INVALID_ARGUMENT", argKey: rowValue("arg_key"), argValue: rowValue("arg_value")})})).
 		WithRow(row(schemaRowUnknown, "UNKNOWN_TOOL")).
 		WithPanel(tablePanel(schemaUnknownTools, "Unknown tool names",
-			"Tool names called on a server that does not have them: hallucinated names or names from an old tool list. If one name recurs, add it as an alias, or make sure clients refresh tools/list after a rename.",
+			"Tool names called on a server that does not have them: hallucinated names or names from an old tool list. If one name recurs, add it as an alias, or make sure clients refresh tools/list after a rename. GET /api/v1/unknown-tools gives each name a verdict (removed from the list, prefixed, misspelled, invented...) and the real tool it was most likely meant to be.",
 			panelSQL("unknown_tools")).
 			OverrideByName("requested_tool", []dashboard.DynamicConfigValue{callsLinks("Calls of ${__data.fields.requested_tool}",
 				callsNarrowing{tool: rowTool("requested_tool"), category: "UNKNOWN_TOOL"})})).

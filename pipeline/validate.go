@@ -10,10 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/mcplens/mcplens/spelling"
 )
 
 // Sides of a Violation.
@@ -212,7 +213,7 @@ func (cs *compiledSchema) collect(e *jsonschema.ValidationError, root any, out *
 		declared := cs.declaredProperties(e.SchemaURL)
 		for _, p := range k.Properties {
 			add(finding{joinPath(path, p), ReasonAdditionalProperty, "not a property the schema declares",
-				closest(p, declared)})
+				spelling.Closest(p, declared)})
 		}
 	case *kind.Type:
 		add(finding{path, ReasonWrongType, fmt.Sprintf("want %s, got %s", strings.Join(k.Want, " or "), k.Got), ""})
@@ -349,7 +350,7 @@ func enumFinding(path string, got any, want []any) finding {
 	}
 	var suggestion string
 	if g, ok := got.(string); ok {
-		suggestion = closest(g, candidates)
+		suggestion = spelling.Closest(g, candidates)
 	}
 	return finding{path, ReasonNotInEnum, detail, suggestion}
 }
@@ -479,58 +480,4 @@ func writeKey(b *strings.Builder, key string) {
 		b.WriteString(".")
 		b.WriteString(key)
 	}
-}
-
-// closest returns the candidate nearest to s when it is near enough to be a
-// slip of the model: after lowercasing and trimming, an edit distance (a
-// swap of neighbours is one edit) of at most 2, or a fifth of the longer
-// string, and less than half its length. The nearest wins, ties going to
-// the earlier candidate; "" when none is near.
-func closest(s string, candidates []string) string {
-	norm := strings.ToLower(strings.TrimSpace(s))
-	best, bestD := "", -1
-	for _, c := range candidates {
-		if c == s {
-			continue
-		}
-		d := levenshtein(norm, strings.ToLower(strings.TrimSpace(c)))
-		n := max(utf8.RuneCountInString(norm), utf8.RuneCountInString(c))
-		if d > max(2, n/5) || 2*d >= n && d > 0 {
-			continue
-		}
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// levenshtein is the edit distance between a and b in runes, counting a
-// swap of two neighbours as one edit (optimal string alignment), the most
-// common slip after a missing letter ("opne").
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 256 || len(rb) > 256 {
-		return max(len(ra), len(rb)) // long free text is never a slip of one enum value
-	}
-	rows := [3][]int{make([]int, len(rb)+1), make([]int, len(rb)+1), make([]int, len(rb)+1)}
-	pp, prev, cur := rows[0], rows[1], rows[2]
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], pp[j-2]+1)
-			}
-		}
-		pp, prev, cur = prev, cur, pp
-	}
-	return prev[len(rb)]
 }

@@ -163,23 +163,3 @@ func TestValidateCapsFindings(t *testing.T) {
 		t.Errorf("got %d findings starting %v, want %d starting at k000", len(got), got[0], maxViolationsPerSide)
 	}
 }
-
-func TestClosest(t *testing.T) {
-	depts := []string{"finance", "engineering", "hr", "sales", "legal"}
-	tests := []struct{ in, want string }{
-		{"finace", "finance"},
-		{"enginering", "engineering"},
-		{"hr ", "hr"},
-		{"salse", "sales"},
-		{"Legal", "legal"},
-		{"FINANCE", "finance"},
-		{"it", ""},
-		{"marketing", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := closest(tt.in, depts); got != tt.want {
-			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

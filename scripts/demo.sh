@@ -109,6 +109,7 @@ Try:
   curl -s 'http://$api_addr/api/v1/misclassifications'
   curl -s 'http://$api_addr/api/v1/tools?server=kb'
   curl -s 'http://$api_addr/api/v1/schema-violations'
+  curl -s 'http://$api_addr/api/v1/unknown-tools'
   curl -s 'http://$api_addr/api/v1/calls?tool=search_docs&arg_key=department&arg_value=finace&limit=3'
   bin/ingest sample -sessions 50 | curl -s --data-binary @- http://$ingest_addr/v1/calls
 

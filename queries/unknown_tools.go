@@ -1,0 +1,213 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcplens/mcplens/spelling"
+)
+
+var (
+	unknownToolsSQL         = mustSQL("unknown_tools.sql")
+	unknownToolsAnsweredSQL = mustSQL("unknown_tools_answered.sql")
+	unknownToolsKnownSQL    = mustSQL("unknown_tools_known.sql")
+)
+
+// Verdicts of an UnknownTool: what the refused name most likely is, so that
+// the fix goes to the right place (docs/analytics.md, "Unknown tool
+// names"). The first that applies is the verdict.
+const (
+	// VerdictAnswered: the server answered other calls of the name in the
+	// range. Its instances disagree (a deploy in progress, a replica on an
+	// old version) or it registers the tool only at times.
+	VerdictAnswered = "answered"
+	// VerdictListed: the server listed the name in tools/list at or after
+	// the first refused call: its tool list and its dispatcher disagree.
+	VerdictListed = "listed"
+	// VerdictRemoved: the server listed the name before the first refused
+	// call, not since: clients call from a stale tool list (with a
+	// suggestion, the tool was most likely renamed to it).
+	VerdictRemoved = "removed"
+	// VerdictRespelled, VerdictNamespaced, VerdictMisspelled: the name is a
+	// known tool's with other case or separators, with a prefix added or
+	// dropped, or with a slip of a letter or two (spelling.Nearest).
+	VerdictRespelled  = string(spelling.Respelled)
+	VerdictNamespaced = string(spelling.Namespaced)
+	VerdictMisspelled = string(spelling.Misspelled)
+	// VerdictInvented: the server has known tools and none is near the
+	// name: the model made it up.
+	VerdictInvented = "invented"
+	// VerdictNoKnownTools: the server answered no call and listed no tool
+	// in the range, so there is nothing to compare the name with.
+	VerdictNoKnownTools = "no_known_tools"
+)
+
+// Verdicts lists the verdicts in the order they are tried.
+var Verdicts = []string{VerdictAnswered, VerdictListed, VerdictRemoved, VerdictRespelled, VerdictNamespaced,
+	VerdictMisspelled, VerdictInvented, VerdictNoKnownTools}
+
+// UnknownToolOptions narrow GET /api/v1/unknown-tools.
+type UnknownToolOptions struct {
+	Limit int64 // at most this many names, most refused calls first (default 100)
+}
+
+// UnknownTool is a tool name a server refused as unknown (UNKNOWN_TOOL) in
+// the range, with the tool it was most likely meant to be.
+type UnknownTool struct {
+	Tenant string `json:"tenant"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"` // the name the client asked for
+	// Calls counts the calls of the name whose latest ingest is
+	// UNKNOWN_TOOL, Sessions their sessions.
+	Calls     uint64    `json:"calls"`
+	Sessions  uint64    `json:"sessions"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	// AnsweredCalls counts the name's other calls in the range, whose
+	// latest ingest is not UNKNOWN_TOOL; LastAnswered is the last of them.
+	AnsweredCalls uint64     `json:"answered_calls"`
+	LastAnswered  *time.Time `json:"last_answered"`
+	// LastListed is the name's last tools/list sighting on the server
+	// before the range's end, whenever it was; null when never listed.
+	LastListed *time.Time `json:"last_listed"`
+	Verdict    string     `json:"verdict"`
+	// Suggestion is the known tool the name was most likely meant to be,
+	// "" when none is near (docs/analytics.md); KnownTools is how many
+	// names it was chosen from: the server's tools answered or listed in
+	// the range.
+	Suggestion string `json:"suggestion"`
+	KnownTools int    `json:"known_tools"`
+}
+
+// pairKey is one tenant and server.
+type pairKey struct{ tenant, server string }
+
+// UnknownTools returns the tool names the servers refused as unknown in
+// [f.From, f.To), most refused calls first (then by tenant, server and
+// name), each with its verdict and the known tool it was most likely meant
+// to be. f.Tool selects a requested name.
+func UnknownTools(ctx context.Context, db DB, f Filter, o UnknownToolOptions) ([]UnknownTool, error) {
+	if o.Limit <= 0 {
+		o.Limit = 100
+	}
+	var refused []struct {
+		Tenant       string `ch:"tenant_"`
+		Server       string `ch:"server_"`
+		Tool         string `ch:"tool_"`
+		Calls        uint64 `ch:"unknown_n"`
+		Sessions     uint64 `ch:"sessions_n"`
+		FirstMs      int64  `ch:"first_ms"`
+		LastMs       int64  `ch:"last_ms"`
+		Reclassified uint64 `ch:"reclassified_n"`
+		ReclassMs    int64  `ch:"reclassified_last_ms"`
+	}
+	if err := db.Select(ctx, &refused, unknownToolsSQL, append(f.args(), clickhouse.Named("limit", o.Limit))...); err != nil {
+		return nil, fmt.Errorf("unknown tools: %w", err)
+	}
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	var servers, names []string
+	for _, r := range refused {
+		servers = append(servers, r.Server)
+		names = append(names, r.Tool)
+	}
+	slices.Sort(servers)
+	slices.Sort(names)
+	all, set := toolArgs(slices.Compact(names), maxToolSetBytes)
+	args := append(f.args(), clickhouse.Named("servers", slices.Compact(servers)), all, set)
+	var answered []struct {
+		Tenant string `ch:"tenant_"`
+		Server string `ch:"server_"`
+		Tool   string `ch:"tool_"`
+		Calls  uint64 `ch:"answered_n"`
+		LastMs int64  `ch:"last_ms"`
+	}
+	if err := db.Select(ctx, &answered, unknownToolsAnsweredSQL, args...); err != nil {
+		return nil, fmt.Errorf("unknown tools answered: %w", err)
+	}
+	var known []struct {
+		Tenant     string `ch:"tenant_"`
+		Server     string `ch:"server_"`
+		Tool       string `ch:"tool_"`
+		AnsweredMs int64  `ch:"answered_ms"`
+		ListedMs   int64  `ch:"listed_ms"`
+	}
+	if err := db.Select(ctx, &known, unknownToolsKnownSQL, args...); err != nil {
+		return nil, fmt.Errorf("unknown tools known: %w", err)
+	}
+
+	type key struct{ tenant, server, tool string }
+	type answer struct {
+		calls  uint64
+		lastMs int64
+	}
+	answers := map[key]answer{}
+	for _, a := range answered {
+		answers[key{a.Tenant, a.Server, a.Tool}] = answer{a.Calls, a.LastMs}
+	}
+	for _, r := range refused {
+		k := key{r.Tenant, r.Server, r.Tool}
+		if r.Reclassified > 0 {
+			a := answers[k]
+			answers[k] = answer{a.calls + r.Reclassified, max(a.lastMs, r.ReclassMs)}
+		}
+	}
+	// A server's known tools: answered in the range or listed in it.
+	listed := map[key]int64{}
+	candidates := map[pairKey][]string{}
+	for _, k := range known {
+		id := key{k.Tenant, k.Server, k.Tool}
+		listed[id] = k.ListedMs
+		if k.AnsweredMs > 0 || k.ListedMs >= f.From.UnixMilli() {
+			p := pairKey{k.Tenant, k.Server}
+			candidates[p] = append(candidates[p], k.Tool)
+		}
+	}
+
+	out := make([]UnknownTool, 0, len(refused))
+	for _, r := range refused {
+		id := key{r.Tenant, r.Server, r.Tool}
+		u := UnknownTool{Tenant: r.Tenant, Server: r.Server, Tool: r.Tool, Calls: r.Calls, Sessions: r.Sessions,
+			FirstSeen: time.UnixMilli(r.FirstMs).UTC(), LastSeen: time.UnixMilli(r.LastMs).UTC()}
+		if a := answers[id]; a.calls > 0 {
+			u.AnsweredCalls, u.LastAnswered = a.calls, msTime(a.lastMs)
+		}
+		if ms := listed[id]; ms > 0 {
+			u.LastListed = msTime(ms)
+		}
+		cands := candidates[pairKey{r.Tenant, r.Server}]
+		u.KnownTools = len(cands)
+		if slices.Contains(cands, r.Tool) {
+			u.KnownTools--
+		}
+		suggestion, match := spelling.Nearest(r.Tool, cands)
+		switch {
+		case u.AnsweredCalls > 0:
+			u.Verdict = VerdictAnswered // a real tool: no suggestion
+		case u.LastListed != nil && listed[id] >= r.FirstMs:
+			u.Verdict = VerdictListed
+		case u.LastListed != nil:
+			u.Verdict, u.Suggestion = VerdictRemoved, suggestion
+		case match != "":
+			u.Verdict, u.Suggestion = string(match), suggestion
+		case u.KnownTools > 0:
+			u.Verdict = VerdictInvented
+		default:
+			u.Verdict = VerdictNoKnownTools
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// msTime is the UTC time of ms milliseconds since the epoch, by pointer for
+// the JSON fields that are null when unknown.
+func msTime(ms int64) *time.Time {
+	t := time.UnixMilli(ms).UTC()
+	return &t
+}

@@ -1,0 +1,169 @@
+// Package spelling finds the name or value a slip of the model was meant to
+// be: an edit distance that counts a swap of neighbours as one edit, and the
+// nearest of a set of candidates within a slip's reach.
+package spelling
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Closest returns the candidate nearest to s when it is near enough to be a
+// slip of the model: after lowercasing and trimming, an edit distance (a
+// swap of neighbours is one edit) of at most 2, or a fifth of the longer
+// string, and less than half its length. The nearest wins, ties going to
+// the earlier candidate; "" when none is near.
+func Closest(s string, candidates []string) string {
+	norm := strings.ToLower(strings.TrimSpace(s))
+	best, bestD := "", -1
+	for _, c := range candidates {
+		if c == s {
+			continue
+		}
+		d := Distance(norm, strings.ToLower(strings.TrimSpace(c)))
+		n := max(utf8.RuneCountInString(norm), utf8.RuneCountInString(c))
+		if d > max(2, n/5) || 2*d >= n && d > 0 {
+			continue
+		}
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// Distance is the edit distance between a and b in runes, counting a
+// swap of two neighbours as one edit (optimal string alignment), the most
+// common slip after a missing letter ("opne").
+func Distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 256 || len(rb) > 256 {
+		return max(len(ra), len(rb)) // long free text is never a slip of one enum value
+	}
+	rows := [3][]int{make([]int, len(rb)+1), make([]int, len(rb)+1), make([]int, len(rb)+1)}
+	pp, prev, cur := rows[0], rows[1], rows[2]
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
+		}
+		pp, prev, cur = prev, cur, pp
+	}
+	return prev[len(rb)]
+}
+
+// Match is how a name relates to the known name Nearest found for it.
+type Match string
+
+const (
+	// Respelled: the same words, cased or separated differently
+	// (searchDocs, Search-Docs and search_docs).
+	Respelled Match = "respelled"
+	// Namespaced: one name is the other with words in front, the prefix a
+	// client or a gateway puts on tool names (mcp__github__create_issue,
+	// github.create_issue, default_api:create_issue for create_issue) or
+	// one the model dropped.
+	Namespaced Match = "namespaced"
+	// Misspelled: within Closest's reach of a known name, compared word by
+	// word as lower-case words joined by "_".
+	Misspelled Match = "misspelled"
+)
+
+// Nearest returns the known name that name was most likely meant to be, and
+// how they relate, trying in turn: the same words (Respelled); one name's
+// words ending the other's (Namespaced), the known name sharing the most
+// words winning and a tie between known names giving no answer from this
+// rule; and Closest over the names' words (Misspelled). It returns "" when
+// no known name qualifies. A known name equal to name is skipped.
+func Nearest(name string, known []string) (string, Match) {
+	w := Words(name)
+	if len(w) == 0 {
+		return "", ""
+	}
+	forms := make([]string, len(known))
+	best, bestShared, tie := "", 0, false
+	for i, k := range known {
+		if k == name {
+			continue
+		}
+		kw := Words(k)
+		forms[i] = strings.Join(kw, "_")
+		if len(kw) == 0 {
+			continue
+		}
+		if slices.Equal(w, kw) {
+			return k, Respelled
+		}
+		short, long := kw, w
+		if len(short) > len(long) {
+			short, long = long, short
+		}
+		if len(short) == len(long) || !slices.Equal(long[len(long)-len(short):], short) {
+			continue
+		}
+		switch {
+		case len(short) > bestShared:
+			best, bestShared, tie = k, len(short), false
+		case len(short) == bestShared && k != best:
+			tie = true
+		}
+	}
+	if best != "" && !tie {
+		return best, Namespaced
+	}
+	joined := strings.Join(w, "_")
+	if c := Closest(joined, forms); c != "" {
+		for i, f := range forms {
+			if f == c && known[i] != name {
+				return known[i], Misspelled
+			}
+		}
+	}
+	return "", ""
+}
+
+// Words splits a name into lower-case words: at every rune that is neither
+// a letter nor a digit, and where the case changes from lower (or a digit)
+// to upper, or from an upper-case run to a capitalised word (HTTPServer is
+// http, server).
+func Words(name string) []string {
+	var out []string
+	rs := []rune(name)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			out = append(out, strings.ToLower(string(rs[start:end])))
+			start = -1
+		}
+	}
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start >= 0 && unicode.IsUpper(r) {
+			prev := rs[i-1]
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) ||
+				unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) {
+				flush(i)
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	flush(len(rs))
+	return out
+}
