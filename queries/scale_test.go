@@ -91,6 +91,10 @@ func BenchmarkScale(b *testing.B) {
 			_, err := queries.SchemaViolations(ctx, db, f, queries.SchemaViolationOptions{})
 			return err
 		}},
+		{"unknown-tools", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.UnknownTools(ctx, db, f, queries.UnknownToolOptions{})
+			return err
+		}},
 		// GET /api/v1/calls' first page (50 calls) with no condition, with
 		// a condition that about 3 % of the calls meet, one that a ninth
 		// of INVALID_ARGUMENT's meet (a rare class's argument value), and
@@ -171,7 +175,8 @@ func BenchmarkScale(b *testing.B) {
 // TestSyntheticFailedShare checks the scale data's failed share, which
 // decides how many (session, tool) groups the chain queries collect: about
 // the percentage asked for, and every row's failure flag, error flag and
-// category telling the same story, re-ingested copies included.
+// category telling the same story, re-ingested copies included; and its
+// UNKNOWN_TOOL calls: about 0.2 %, unvalidated, named as calls.sql says.
 func TestSyntheticFailedShare(t *testing.T) {
 	end := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	for _, pct := range []int{chtest.MaxFailedPercent, 3} {
@@ -186,12 +191,18 @@ func TestSyntheticFailedShare(t *testing.T) {
 						Originals    uint64 `ch:"originals"`
 						Failed       uint64 `ch:"failed"`
 						Inconsistent uint64 `ch:"inconsistent"`
+						Unknown      uint64 `ch:"unknown"`
+						Names        uint64 `ch:"names"`
 					}
 					err := e.DB.Select(ctx, &rows, `SELECT
   countIf(ingested_ms = 1) AS originals,
   countIf(ingested_ms = 1 AND is_failure = 1) AS failed,
   countIf(is_failure != toUInt8(CAST(category AS String) NOT IN ('OK', 'EMPTY_RESULT'))
-    OR ingested_ms = 1 AND is_error != toInt8(is_failure)) AS inconsistent
+    OR ingested_ms = 1 AND is_error != toInt8(is_failure)
+    OR ingested_ms = 1 AND (category = 'UNKNOWN_TOOL') = args_validated) AS inconsistent,
+  countIf(ingested_ms = 1 AND category = 'UNKNOWN_TOOL') AS unknown,
+  uniqExactIf(tool, category = 'UNKNOWN_TOOL' AND tool NOT LIKE 'tool%s' AND tool NOT LIKE 'mcp\_\_srv%'
+    AND tool NOT LIKE 'get\_tool%' AND tool != 'summon_dragon') AS names
 FROM calls`)
 					if err != nil {
 						t.Fatal(err)
@@ -204,7 +215,12 @@ FROM calls`)
 						t.Errorf("%.2f %% of the calls failed, want %d %% ± 1", got, pct)
 					}
 					if r.Inconsistent != 0 {
-						t.Errorf("%d rows whose is_failure, is_error and category disagree", r.Inconsistent)
+						t.Errorf("%d rows whose is_failure, is_error, category and args_validated disagree", r.Inconsistent)
+					}
+					// 0.2 % asked for a name the server does not have, in
+					// the four shapes of synthetic/calls.sql.
+					if got := float64(r.Unknown) / float64(r.Originals) * 100; got < 0.1 || got > 0.3 || r.Names != 0 {
+						t.Errorf("%.2f %% of the calls UNKNOWN_TOOL, %d of their names of no known shape; want 0.2 %% ± 0.1", got, r.Names)
 					}
 				})
 			}
@@ -242,7 +258,8 @@ func TestSyntheticToolData(t *testing.T) {
   uniqExact(call_id) AS calls,
   uniqExactIf(call_id, rpc_code = -32602) AS refused,
   uniqExactIf(call_id, rpc_code != -32602 AND intDiv(call_id, 7) % 100 < 2) AS accepted
-FROM calls`)
+FROM calls
+WHERE args_validated = 1`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,6 +346,7 @@ func TestSyntheticToolNames(t *testing.T) {
 FROM (
   SELECT CAST(tool AS String) AS tool, uniqExact(tenant, server) AS pairs
   FROM calls
+  WHERE args_validated = 1
   GROUP BY tool
 )`)
 					if err != nil {

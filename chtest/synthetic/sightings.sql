@@ -10,6 +10,6 @@ SELECT
   toInt64(1)
 FROM (
   SELECT tenant, server, tool, toInt64(@start_ms + hour * 3600000) AS t
-  FROM (SELECT DISTINCT tenant, server, tool FROM calls)
+  FROM (SELECT DISTINCT tenant, server, tool FROM calls WHERE args_validated = 1)
   ARRAY JOIN range(toUInt64(greatest(intDiv(@span_ms, 3600000), 1))) AS hour
 )

@@ -1,13 +1,14 @@
 -- Schema validation rows for the scale benchmarks (call_violations), run
 -- after replays.sql and definitions.sql, one set per stored call row (a
 -- re-ingested call writes its rows again, as ingest does), checked against
--- the version in force at the call's time (sightings.sql). Every call is
--- validated (calls.sql sets args_validated): the calls refused with -32602
--- sent a "limit" out of range; 2 % of the others sent a "department"
--- outside the enum, which the server accepted; the others passed, and have
--- no row here (schema/024_calls_args_validated.sql). 2 % of
--- the calls answered without a JSON-RPC error also left out a required
--- property of their structured result.
+-- the version in force at the call's time (sightings.sql). Every call of a
+-- tool the server has is validated (calls.sql sets args_validated; not on the
+-- UNKNOWN_TOOL calls): the calls refused with -32602 sent a "limit" out of
+-- range; 2 % of the others sent a "department" outside the enum, which the
+-- server accepted; the others passed, and have no row here
+-- (schema/024_calls_args_validated.sql). 2 % of the calls answered without a
+-- JSON-RPC error also left out a required property of their structured
+-- result.
 INSERT INTO call_violations (ts, ts_ms, tenant, server, tool, call_id, definition_hash,
   side, path, reason, detail, suggestion, category, is_failure, ingested_ms)
 SELECT
@@ -22,3 +23,4 @@ ARRAY JOIN arrayFilter(x -> x.1 != '', [
           ('', '', '', '', '')),
   if(rpc_code = 0 AND intDiv(call_id, 11) % 100 < 2, ('result', 'amount_due', 'missing_required', 'required property', ''),
      ('', '', '', '', ''))]) AS v
+WHERE args_validated = 1
