@@ -86,6 +86,26 @@ type UnknownTool struct {
 // pairKey is one tenant and server.
 type pairKey struct{ tenant, server string }
 
+// refusedName is a row of unknown_tools.sql.
+type refusedName struct {
+	Tenant       string `ch:"tenant_"`
+	Server       string `ch:"server_"`
+	Tool         string `ch:"tool_"`
+	Calls        uint64 `ch:"unknown_n"`
+	Sessions     uint64 `ch:"sessions_n"`
+	FirstMs      int64  `ch:"first_ms"`
+	LastMs       int64  `ch:"last_ms"`
+	Reclassified uint64 `ch:"reclassified_n"`
+	ReclassMs    int64  `ch:"reclassified_last_ms"`
+	OtherRows    uint64 `ch:"other_rows_n"`
+}
+
+// maxRefusedNames caps the refused names UnknownTools reads, most refused
+// first: each is compared with its server's known tools, and each is set
+// apart from them exactly (a name refused beyond the cap counts as known
+// when it has an answered-looking row, which may be a replaced copy).
+const maxRefusedNames = 100_000
+
 // UnknownTools returns the tool names the servers refused as unknown in
 // [f.From, f.To), most refused calls first (then by tenant, server and
 // name), each with its verdict and the known tool it was most likely meant
@@ -94,88 +114,70 @@ func UnknownTools(ctx context.Context, db DB, f Filter, o UnknownToolOptions) ([
 	if o.Limit <= 0 {
 		o.Limit = 100
 	}
-	var refused []struct {
-		Tenant       string `ch:"tenant_"`
-		Server       string `ch:"server_"`
-		Tool         string `ch:"tool_"`
-		Calls        uint64 `ch:"unknown_n"`
-		Sessions     uint64 `ch:"sessions_n"`
-		FirstMs      int64  `ch:"first_ms"`
-		LastMs       int64  `ch:"last_ms"`
-		Reclassified uint64 `ch:"reclassified_n"`
-		ReclassMs    int64  `ch:"reclassified_last_ms"`
-	}
-	if err := db.Select(ctx, &refused, unknownToolsSQL, append(f.args(), clickhouse.Named("limit", o.Limit))...); err != nil {
+	var refused []refusedName
+	if err := db.Select(ctx, &refused, unknownToolsSQL, append(f.args(), clickhouse.Named("limit", int64(maxRefusedNames)))...); err != nil {
 		return nil, fmt.Errorf("unknown tools: %w", err)
 	}
-	if len(refused) == 0 {
+	if !slices.ContainsFunc(refused, func(r refusedName) bool { return f.Tool == "" || r.Tool == f.Tool }) {
 		return nil, nil
 	}
-	var servers, names []string
-	for _, r := range refused {
-		servers = append(servers, r.Server)
-		names = append(names, r.Tool)
+	var known []struct {
+		Tenant   string `ch:"tenant_"`
+		Server   string `ch:"server_"`
+		Tool     string `ch:"tool_"`
+		Rows     uint64 `ch:"answered_rows_n"`
+		ListedMs int64  `ch:"listed_ms"`
+	}
+	servers := make([]string, len(refused))
+	for i, r := range refused {
+		servers[i] = r.Server
 	}
 	slices.Sort(servers)
-	slices.Sort(names)
-	all, set := toolArgs(slices.Compact(names), maxToolSetBytes)
-	args := append(f.args(), clickhouse.Named("servers", slices.Compact(servers)), all, set)
-	var answered []struct {
-		Tenant string `ch:"tenant_"`
-		Server string `ch:"server_"`
-		Tool   string `ch:"tool_"`
-		Calls  uint64 `ch:"answered_n"`
-		LastMs int64  `ch:"last_ms"`
-	}
-	if err := db.Select(ctx, &answered, unknownToolsAnsweredSQL, args...); err != nil {
-		return nil, fmt.Errorf("unknown tools answered: %w", err)
-	}
-	var known []struct {
-		Tenant     string `ch:"tenant_"`
-		Server     string `ch:"server_"`
-		Tool       string `ch:"tool_"`
-		AnsweredMs int64  `ch:"answered_ms"`
-		ListedMs   int64  `ch:"listed_ms"`
-	}
-	if err := db.Select(ctx, &known, unknownToolsKnownSQL, args...); err != nil {
+	if err := db.Select(ctx, &known, unknownToolsKnownSQL, append(f.args(), clickhouse.Named("servers", slices.Compact(servers)))...); err != nil {
 		return nil, fmt.Errorf("unknown tools known: %w", err)
 	}
 
 	type key struct{ tenant, server, tool string }
-	type answer struct {
-		calls  uint64
-		lastMs int64
-	}
-	answers := map[key]answer{}
-	for _, a := range answered {
-		answers[key{a.Tenant, a.Server, a.Tool}] = answer{a.Calls, a.LastMs}
-	}
+	otherRows := map[key]uint64{} // of the refused names' calls with an UNKNOWN_TOOL copy
+	reclassified := map[key]bool{}
 	for _, r := range refused {
 		k := key{r.Tenant, r.Server, r.Tool}
-		if r.Reclassified > 0 {
-			a := answers[k]
-			answers[k] = answer{a.calls + r.Reclassified, max(a.lastMs, r.ReclassMs)}
-		}
+		otherRows[k], reclassified[k] = r.OtherRows, r.Reclassified > 0
 	}
-	// A server's known tools: answered in the range or listed in it.
+	// A name was answered when it has a call whose latest copy is not
+	// UNKNOWN_TOOL: a call with no UNKNOWN_TOOL copy (plain: the name's rows
+	// that are not UNKNOWN_TOOL outnumber those of its calls with one), or
+	// one of the latter whose latest copy is another (reclassified).
+	plain := map[key]bool{}
 	listed := map[key]int64{}
 	candidates := map[pairKey][]string{}
 	for _, k := range known {
 		id := key{k.Tenant, k.Server, k.Tool}
 		listed[id] = k.ListedMs
-		if k.AnsweredMs > 0 || k.ListedMs >= f.From.UnixMilli() {
+		plain[id] = k.Rows > otherRows[id]
+		if plain[id] || reclassified[id] || k.ListedMs >= f.From.UnixMilli() {
 			p := pairKey{k.Tenant, k.Server}
 			candidates[p] = append(candidates[p], k.Tool)
 		}
 	}
 
-	out := make([]UnknownTool, 0, len(refused))
+	out := make([]UnknownTool, 0, min(len(refused), int(o.Limit)))
+	var counted []int // the rows whose plain answered calls answered_calls adds
 	for _, r := range refused {
+		if f.Tool != "" && r.Tool != f.Tool {
+			continue
+		}
+		if len(out) == int(o.Limit) {
+			break
+		}
 		id := key{r.Tenant, r.Server, r.Tool}
 		u := UnknownTool{Tenant: r.Tenant, Server: r.Server, Tool: r.Tool, Calls: r.Calls, Sessions: r.Sessions,
 			FirstSeen: time.UnixMilli(r.FirstMs).UTC(), LastSeen: time.UnixMilli(r.LastMs).UTC()}
-		if a := answers[id]; a.calls > 0 {
-			u.AnsweredCalls, u.LastAnswered = a.calls, msTime(a.lastMs)
+		if r.Reclassified > 0 {
+			u.AnsweredCalls, u.LastAnswered = r.Reclassified, msTime(r.ReclassMs)
+		}
+		if plain[id] {
+			counted = append(counted, len(out))
 		}
 		if ms := listed[id]; ms > 0 {
 			u.LastListed = msTime(ms)
@@ -187,7 +189,7 @@ func UnknownTools(ctx context.Context, db DB, f Filter, o UnknownToolOptions) ([
 		}
 		suggestion, match := spelling.Nearest(r.Tool, cands)
 		switch {
-		case u.AnsweredCalls > 0:
+		case plain[id] || reclassified[id]:
 			u.Verdict = VerdictAnswered // a real tool: no suggestion
 		case u.LastListed != nil && listed[id] >= r.FirstMs:
 			u.Verdict = VerdictListed
@@ -202,7 +204,50 @@ func UnknownTools(ctx context.Context, db DB, f Filter, o UnknownToolOptions) ([
 		}
 		out = append(out, u)
 	}
+	if err := addPlainAnswers(ctx, db, f, out, counted); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// addPlainAnswers adds to the rows of out at the indexes in rows the calls
+// of their names with no UNKNOWN_TOOL copy (unknown_tools_answered.sql):
+// answered_calls and the last of them. Most refused names have none, and
+// then nothing is read.
+func addPlainAnswers(ctx context.Context, db DB, f Filter, out []UnknownTool, rows []int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var servers, names []string
+	for _, i := range rows {
+		servers, names = append(servers, out[i].Server), append(names, out[i].Tool)
+	}
+	slices.Sort(servers)
+	slices.Sort(names)
+	all, set := toolArgs(slices.Compact(names), maxToolSetBytes)
+	var answered []struct {
+		Tenant string `ch:"tenant_"`
+		Server string `ch:"server_"`
+		Tool   string `ch:"tool_"`
+		Calls  uint64 `ch:"answered_n"`
+		LastMs int64  `ch:"last_ms"`
+	}
+	if err := db.Select(ctx, &answered, unknownToolsAnsweredSQL, append(f.args(), clickhouse.Named("servers", slices.Compact(servers)), all, set)...); err != nil {
+		return fmt.Errorf("unknown tools answered: %w", err)
+	}
+	for _, a := range answered {
+		for _, i := range rows {
+			u := &out[i]
+			if u.Tenant != a.Tenant || u.Server != a.Server || u.Tool != a.Tool {
+				continue
+			}
+			u.AnsweredCalls += a.Calls
+			if u.LastAnswered == nil || a.LastMs > u.LastAnswered.UnixMilli() {
+				u.LastAnswered = msTime(a.LastMs)
+			}
+		}
+	}
+	return nil
 }
 
 // msTime is the UTC time of ms milliseconds since the epoch, by pointer for

@@ -1,12 +1,16 @@
 -- Tool names the servers refused as unknown in [@from, @to): per tenant,
 -- server and requested name, the calls whose latest copy (largest
 -- ingested_ms, the row FINAL keeps) is UNKNOWN_TOOL, their sessions and
--- first and last time, and the calls with an UNKNOWN_TOOL copy whose latest
--- copy is something else (reclassified_n, the last at reclassified_last_ms:
--- the name was answered after all).
--- Without FINAL: only a call with an UNKNOWN_TOOL copy can count, so those
--- calls are found first and grouped by their identity (the sort key), as in
--- invalid_argument_latest.sql. The tool filter is the requested name.
+-- first and last time; the calls with an UNKNOWN_TOOL copy whose latest copy
+-- is something else (reclassified_n, the last at reclassified_last_ms: the
+-- name was answered after all); and the rows of all these calls that are
+-- not UNKNOWN_TOOL (other_rows_n), which unknown_tools_known.sql's count of
+-- the name's answered rows includes. Without FINAL: only a call with an
+-- UNKNOWN_TOOL copy can count, so those calls are found first and grouped by
+-- their identity (the sort key), as in invalid_argument_latest.sql. Every
+-- refused name of the range, whatever the tool filter (UnknownTools applies
+-- it: the others are set apart from the known tools too); @limit caps the
+-- names, most refused first.
 SELECT
   tenant_,
   server_,
@@ -16,7 +20,8 @@ SELECT
   minIf(ts_ms, unknown_) AS first_ms,
   maxIf(ts_ms, unknown_) AS last_ms,
   toUInt64(countIf(NOT unknown_)) AS reclassified_n,
-  maxIf(ts_ms, NOT unknown_) AS reclassified_last_ms
+  maxIf(ts_ms, NOT unknown_) AS reclassified_last_ms,
+  toUInt64(sum(other_)) AS other_rows_n
 FROM (
   SELECT
     CAST(tenant AS String) AS tenant_,
@@ -24,14 +29,14 @@ FROM (
     CAST(tool AS String) AS tool_,
     session_key,
     ts_ms,
-    argMax(CAST(category AS String), ingested_ms) = 'UNKNOWN_TOOL' AS unknown_
+    argMax(CAST(category AS String), ingested_ms) = 'UNKNOWN_TOOL' AS unknown_,
+    countIf(category != 'UNKNOWN_TOOL') AS other_
   FROM calls
   WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
     AND ts_ms >= @from_ms AND ts_ms < @to_ms
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)
-    AND (@tool = '' OR tool = @tool)
     AND call_id GLOBAL IN (
       SELECT call_id
       FROM calls
@@ -40,8 +45,7 @@ FROM (
         AND (@tenant = '' OR tenant = @tenant)
         AND (@all_tenants = 1 OR has(@tenants, tenant))
         AND (@server = '' OR server = @server)
-        AND (@tool = '' OR tool = @tool)
-        AND category = 'UNKNOWN_TOOL')
+            AND category = 'UNKNOWN_TOOL')
   GROUP BY tenant, server, tool, session_key, ts_ms, call_id
 )
 GROUP BY tenant_, server_, tool_

@@ -52,13 +52,17 @@ func unknownToolsFixture() (calls, later []pipeline.Call, tools pipeline.ToolRow
 	reclassified := refused("reclass_tool", "s10", 57).row()
 	reclassified.Category, reclassified.IngestedMs = string(ok), 2
 	refusedFirst := refused("reclass_tool", "s10", 57).row()
+	// get_page too: a third call refused first, answered by its later ingest.
+	pageLater := refused("get_page", "s7", 14).row()
+	pageLater.Category, pageLater.IngestedMs = string(ok), 2
+	pageFirst := refused("get_page", "s7", 14).row()
 	staleOK := answered("stale_tool", 56).row()
 	staleOK.SessionKey, staleOK.SessionID, staleOK.RequestID = "s9", "s9", "stale"
 	staleOK.CallID = 77
 	staleLater := staleOK
 	staleLater.Category, staleLater.IngestedMs = string(unknown), 2
-	calls = append(calls, refusedFirst, staleOK)
-	later = []pipeline.Call{again, reclassified, staleLater}
+	calls = append(calls, refusedFirst, staleOK, pageFirst)
+	later = []pipeline.Call{again, reclassified, staleLater, pageLater}
 
 	s := func(tool string, at time.Duration) pipeline.ToolSighting { return sighting("acme", "kb", tool, 1, at) }
 	tools = pipeline.ToolRows{Sightings: []pipeline.ToolSighting{
@@ -95,7 +99,7 @@ func TestUnknownTools(t *testing.T) {
 	want := []string{
 		`kb/mcp__kb__search_docs 3 calls 2 sessions 10:05..10:07 namespaced "search_docs" known 5 answered 0`,
 		`kb/export_docs 2 calls 1 sessions 10:40..10:41 listed "" known 4 answered 0 last listed 10:50`,
-		`kb/get_page 2 calls 1 sessions 10:10..10:12 answered "" known 4 answered 1 last answered 10:30`,
+		`kb/get_page 2 calls 1 sessions 10:10..10:12 answered "" known 4 answered 2 last answered 10:30`,
 		`kb/search_doc 2 calls 1 sessions 10:09..10:10 misspelled "search_docs" known 5 answered 0`,
 		`kb/stale_tool 2 calls 1 sessions 10:55..10:56 invented "" known 5 answered 0`,
 		`bare/anything 1 calls 1 sessions 10:57..10:57 no_known_tools "" known 0 answered 0`,
