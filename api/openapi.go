@@ -50,8 +50,8 @@ var endpoints = []endpoint{
 	}, queries.Spike{}},
 	{"/api/v1/retry-outcomes", "How retry chains started in the range ended, per tool, category and retryability of the first call",
 		[]param{retryWindowParam, byParam}, queries.RetryOutcome{}},
-	{"/api/v1/recalls", "Failed calls re-sent with unchanged arguments within the retry window, per tool and category",
-		[]param{retryWindowParam, byParam}, queries.Recall{}},
+	{"/api/v1/recalls", "Failed calls re-sent with unchanged arguments within the retry window, per tool and category; with by=client, per client too: what each client does after a failure",
+		[]param{retryWindowParam, recallsByParam}, queries.Recall{}},
 	{"/api/v1/misclassifications", "Tools and categories whose retry chains or isError flags contradict their classification", []param{
 		retryWindowParam, byParam,
 		{"min_chains", "integer", "", "smallest population of chains (misflagged: calls) a row needs (default 5)"},
@@ -76,6 +76,14 @@ var retryWindowParam = param{"retry_window", "string", "duration", "largest gap 
 // pairFields as well.
 var byParam = param{"by", "string", "", "tool (default): one row per tool, same-named tools of different tenants and servers added up; pair: one row per tenant, server and tool, each row naming its tenant and server"}
 
+// recallsByParam is /recalls' grouping: byParam's, and per client
+// (endpointEnums).
+var recallsByParam = param{"by", "string", "", byParam.description + "; client: one row per client, tool and category, each row naming its client (the clientInfo name of the failure's session, \"\" when none was captured)"}
+
+// endpointEnums lists the values of a parameter on one endpoint where they
+// differ from paramEnums'.
+var endpointEnums = map[string]map[string][]string{"/api/v1/recalls": {"by": {"tool", "pair", "client"}}}
+
 // paramEnums lists the values a parameter takes, where it takes few.
 var paramEnums = map[string][]string{"by": {"tool", "pair"}, "category": categoryNames()}
 
@@ -98,14 +106,23 @@ func openAPI() map[string]any {
 			if enum, ok := paramEnums[p.name]; ok {
 				schema["enum"] = enum
 			}
+			if enum, ok := endpointEnums[ep.path][p.name]; ok {
+				schema["enum"] = enum
+			}
 			ps = append(ps, map[string]any{"name": p.name, "in": "query", "required": false,
 				"description": p.description, "schema": schema})
 		}
 		rowSchema := schemaOf(reflect.TypeOf(ep.row))
-		if slices.Contains(ep.params, byParam) {
-			props := rowSchema["properties"].(map[string]any)
+		props := rowSchema["properties"].(map[string]any)
+		for _, p := range ep.params {
+			if p.name != "by" {
+				continue
+			}
 			for _, name := range pairFields {
 				props[name] = map[string]any{"type": "string", "description": "with by=pair only"}
+			}
+			if slices.Contains(endpointEnums[ep.path]["by"], "client") {
+				props["client"] = map[string]any{"type": "string", "description": "with by=client only"}
 			}
 		}
 		paths[ep.path] = map[string]any{"get": map[string]any{

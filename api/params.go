@@ -78,6 +78,20 @@ func (p *params) filter(now time.Time, window time.Duration) queries.Filter {
 // the default, gives one row per tool (same-named tools of different
 // tenants and servers added up), "pair" one per tenant, server and tool,
 // each row naming its tenant and server (queries.Filter.ByPair).
+// recallsBy reads /recalls' by: tool, pair or client.
+func (p *params) recallsBy() (pair, client bool) {
+	if p.q.Get("by") == "client" {
+		return false, true
+	}
+	switch v := p.q.Get("by"); v {
+	case "", "tool", "pair":
+		return v == "pair", false
+	default:
+		p.fail("by: want tool, pair or client, got %q", v)
+		return false, false
+	}
+}
+
 func (p *params) byPair() bool {
 	switch v := p.q.Get("by"); v {
 	case "", "tool":

@@ -48,11 +48,11 @@ func (s *Server) retryOutcomes(c echo.Context) error {
 
 // recalls serves GET /api/v1/recalls: per (tool, category), the failed calls
 // in the range and how many were re-sent unchanged within the retry window;
-// with by=pair, per tenant and server too.
+// with by=pair, per tenant and server too; with by=client, per client too.
 func (s *Server) recalls(c echo.Context) error {
 	p := newParams(c.QueryParams(), "retry_window", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
-	f.ByPair = p.byPair()
+	f.ByPair, f.ByClient = p.recallsBy()
 	window := retryWindow(p)
 	if p.err != nil {
 		return p.err
@@ -62,6 +62,15 @@ func (s *Server) recalls(c echo.Context) error {
 	rows, err := queries.Recalls(ctx, s.db, f, window)
 	if err != nil {
 		return err
+	}
+	if f.ByClient {
+		out := make([]headRow[queries.Recall], len(rows))
+		for i, r := range rows {
+			out[i] = headRow[queries.Recall]{head: struct {
+				Client string `json:"client"`
+			}{r.Client}, row: r}
+		}
+		return respond(c, f, out)
 	}
 	return respondByPair(c, f, rows, func(r queries.Recall) (string, string) { return r.Tenant, r.Server })
 }
@@ -88,19 +97,17 @@ func (s *Server) misclassifications(c echo.Context) error {
 	return respondByPair(c, f, rows, func(r queries.Misclassification) (string, string) { return r.Tenant, r.Server })
 }
 
-// pairRow is a row of a chain endpoint asked with by=pair: its tenant and
-// server, then the row's own fields.
-type pairRow[T any] struct {
-	tenant, server string
-	row            T
+// headRow is a row of a chain endpoint asked with by=pair or by=client:
+// the fields of head (its tenant and server, or its client), then the
+// row's own.
+type headRow[T any] struct {
+	head any
+	row  T
 }
 
-// MarshalJSON writes {"tenant":…,"server":…, then the row's fields}.
-func (r pairRow[T]) MarshalJSON() ([]byte, error) {
-	head, err := json.Marshal(struct {
-		Tenant string `json:"tenant"`
-		Server string `json:"server"`
-	}{r.tenant, r.server})
+// MarshalJSON writes {head's fields, then the row's fields}.
+func (r headRow[T]) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(r.head)
 	if err != nil {
 		return nil, err
 	}
@@ -108,8 +115,8 @@ func (r pairRow[T]) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(body) < 2 || body[0] != '{' {
-		return nil, fmt.Errorf("pair row: %T is not a JSON object", r.row)
+	if len(head) < 2 || head[0] != '{' || len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("head row: %T or %T is not a JSON object", r.head, r.row)
 	}
 	if len(body) == 2 {
 		return head, nil
@@ -123,10 +130,13 @@ func respondByPair[T any](c echo.Context, f queries.Filter, rows []T, pair func(
 	if !f.ByPair {
 		return respond(c, f, rows)
 	}
-	out := make([]pairRow[T], len(rows))
+	out := make([]headRow[T], len(rows))
 	for i, r := range rows {
 		t, s := pair(r)
-		out[i] = pairRow[T]{tenant: t, server: s, row: r}
+		out[i] = headRow[T]{head: struct {
+			Tenant string `json:"tenant"`
+			Server string `json:"server"`
+		}{t, s}, row: r}
 	}
 	return respond(c, f, out)
 }

@@ -132,3 +132,45 @@ func TestRetryEndpointsByPair(t *testing.T) {
 		})
 	}
 }
+
+// TestRecallsByClient: cursor repeats claude-desktop's NOT_FOUND chain in a
+// session of its own. With by=client each client has its own rows, named
+// first in each row; the other chain endpoints do not group by client.
+func TestRecallsByClient(t *testing.T) {
+	calls := retryFixture()
+	for i := range calls {
+		calls[i].Client = "claude-desktop"
+	}
+	for _, c := range calls[3:] {
+		c.Client, c.SessionID, c.SessionKey = "cursor", "s2", "s2"
+		c.CallID ^= 1 << 61
+		calls = append(calls, c)
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			srv := newServer(t, e.DB)
+			status, body := getWith(t, srv, "", "/api/v1/recalls?by=client")
+			if status != http.StatusOK {
+				t.Fatalf("recalls by client: status %d: %s", status, body)
+			}
+			want := `[` +
+				`{"client":"claude-desktop","tool":"search","category":"NOT_FOUND","failures":2,"with_next_call":1,"unchanged":1,"with_retry_after":0,"before_retry_after":0,"rate":0.5},` +
+				`{"client":"claude-desktop","tool":"search","category":"RATE_LIMITED","failures":2,"with_next_call":2,"unchanged":2,"with_retry_after":2,"before_retry_after":1,"rate":1},` +
+				`{"client":"cursor","tool":"search","category":"NOT_FOUND","failures":2,"with_next_call":1,"unchanged":1,"with_retry_after":0,"before_retry_after":0,"rate":0.5}]`
+			if got := rowsOf(t, body); got != want {
+				t.Errorf("recalls by client\n got %s\nwant %s", got, want)
+			}
+			// The body is JSON: the quotes in its message are escaped.
+			for path, wantErr := range map[string]string{
+				"/api/v1/recalls?by=server":            `by: want tool, pair or client, got \"server\"`,
+				"/api/v1/retry-outcomes?by=client":     `by: want tool or pair, got \"client\"`,
+				"/api/v1/misclassifications?by=client": `by: want tool or pair, got \"client\"`,
+			} {
+				if status, body := getWith(t, srv, "", path); status != http.StatusBadRequest || !strings.Contains(body, wantErr) {
+					t.Errorf("GET %s: %d %s, want 400 containing %q", path, status, body, wantErr)
+				}
+			}
+		})
+	}
+}

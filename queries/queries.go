@@ -84,6 +84,10 @@ type Filter struct {
 	// Server set to that pair returns. Without it Tenant and Server are ""
 	// in every row. The other queries ignore it.
 	ByPair bool
+	// ByClient asks Recalls for rows per client as well (the client of the
+	// failure's session; ByPair is then ignored): what each client does
+	// after a failure. The other queries ignore it.
+	ByClient bool
 }
 
 func (f Filter) args() []any {
@@ -93,9 +97,12 @@ func (f Filter) args() []any {
 	if len(tenants) == 0 {
 		all, tenants = 1, []string{""}
 	}
-	byPair := 0
+	byPair, byClient := 0, 0
 	if f.ByPair {
 		byPair = 1
+	}
+	if f.ByClient {
+		byClient = 1
 	}
 	return []any{
 		clickhouse.Named("from_s", f.From.Unix()),
@@ -108,6 +115,7 @@ func (f Filter) args() []any {
 		clickhouse.Named("all_tenants", all),
 		clickhouse.Named("tenants", tenants),
 		clickhouse.Named("by_pair", byPair),
+		clickhouse.Named("by_client", byClient),
 	}
 }
 
@@ -116,24 +124,35 @@ func (f Filter) args() []any {
 // (retry_outcomes.sql). The lengths make it exact whatever bytes the names
 // hold.
 func splitPairKey(key string) (tenant, server, tool string, err error) {
-	field := func() (string, bool) {
-		n, rest, ok := strings.Cut(key, ":")
-		size, err := strconv.Atoi(n)
-		if !ok || err != nil || size < 0 || size > len(rest) {
-			return "", false
-		}
-		key = rest[size:]
-		return rest[:size], true
-	}
-	whole := key
-	var ok bool
-	if tenant, ok = field(); ok {
-		server, ok = field()
-	}
+	f, tool, ok := splitKey(key, 2)
 	if !ok {
-		return "", "", "", fmt.Errorf("pair key %q: want <bytes>:<tenant><bytes>:<server><tool>", whole)
+		return "", "", "", fmt.Errorf("pair key %q: want <bytes>:<tenant><bytes>:<server><tool>", key)
 	}
-	return tenant, server, key, nil
+	return f[0], f[1], tool, nil
+}
+
+// splitClientKey reads the key recalls.sql puts in a row's tool with
+// Filter.ByClient: "<bytes of client>:<client><tool>".
+func splitClientKey(key string) (client, tool string, err error) {
+	f, tool, ok := splitKey(key, 1)
+	if !ok {
+		return "", "", fmt.Errorf("client key %q: want <bytes>:<client><tool>", key)
+	}
+	return f[0], tool, nil
+}
+
+// splitKey reads n length-prefixed fields ("<bytes>:<field>") off the front
+// of key and returns them and the rest.
+func splitKey(key string, n int) (fields []string, rest string, ok bool) {
+	for range n {
+		size, after, found := strings.Cut(key, ":")
+		bytes, err := strconv.Atoi(size)
+		if !found || err != nil || bytes < 0 || bytes > len(after) {
+			return nil, "", false
+		}
+		fields, key = append(fields, after[:bytes]), after[bytes:]
+	}
+	return fields, key, true
 }
 
 // stepSeconds returns step in whole seconds, or one bucket spanning the range.

@@ -5,17 +5,41 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
-var recallsSQL = mustSQL("recalls.sql")
+var (
+	// recallsByClientSQL is recalls.sql as written, reading each group's
+	// client; recallsSQL is the same without the client column (withoutClient).
+	recallsByClientSQL = mustSQL("recalls.sql")
+	recallsSQL         = withoutClient(recallsByClientSQL)
+)
+
+// clientColumn is the expression of recalls.sql that reads a group's
+// client.
+const clientColumn = "min(toString(client)) AS client_"
+
+// withoutClient returns query with clientColumn replaced by an empty
+// string: ClickHouse 18.16 reads a column a query names even where a
+// constant condition leaves it unused, and reading the client cost
+// /recalls 1.03-1.07x its time there (BENCHMARKS.md, fifty-first round).
+// It panics at start-up unless query names clientColumn once.
+func withoutClient(query string) string {
+	if n := strings.Count(query, clientColumn); n != 1 {
+		panic(fmt.Sprintf("queries: recalls.sql names %q %d times, want 1", clientColumn, n))
+	}
+	return strings.Replace(query, clientColumn, "'' AS client_", 1)
+}
 
 // Recall counts the failed calls of one tool and category, and the unchanged
 // re-calls among them (docs/analytics.md, "Unchanged re-calls").
 type Recall struct {
-	// Tenant and Server name the row's pair with Filter.ByPair, else "".
+	// Tenant and Server name the row's pair with Filter.ByPair, else "";
+	// Client names its client with Filter.ByClient, else "".
 	Tenant   string `ch:"-" json:"-"`
 	Server   string `ch:"-" json:"-"`
+	Client   string `ch:"-" json:"-"`
 	Tool     string `ch:"tool" json:"tool"`
 	Category string `ch:"category" json:"category"`
 	Failures uint64 `ch:"failures" json:"failures"`
@@ -39,26 +63,39 @@ type Recall struct {
 // Recalls returns, per tool and category, the failed calls in [f.From,
 // f.To) and how many of them were followed, within window, by a call of the
 // same tool in the same session key with identical arguments. Rows are
-// ordered by tool and category (with f.ByPair, per tenant and server too,
-// ordered by them first).
+// ordered by tool and category (with f.ByClient, per client too, or with
+// f.ByPair, per tenant and server too, ordered by them first).
 func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Recall, error) {
 	args, err := chainArgs(f, window, 0, 1)
 	if err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)
 	}
+	query := recallsSQL
+	if f.ByClient {
+		query = recallsByClientSQL
+	}
 	var rows []Recall
-	if err := db.Select(ctx, &rows, recallsSQL, args...); err != nil {
+	if err := db.Select(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)
 	}
 	for i := range rows {
-		if f.ByPair {
+		switch {
+		case f.ByClient:
+			if rows[i].Client, rows[i].Tool, err = splitClientKey(rows[i].Tool); err != nil {
+				return nil, fmt.Errorf("recalls: %w", err)
+			}
+		case f.ByPair:
 			if rows[i].Tenant, rows[i].Server, rows[i].Tool, err = splitPairKey(rows[i].Tool); err != nil {
 				return nil, fmt.Errorf("recalls: %w", err)
 			}
 		}
 		rows[i].Rate = ratio(float64(rows[i].Unchanged), float64(rows[i].Failures))
 	}
-	if f.ByPair {
+	if f.ByClient {
+		slices.SortStableFunc(rows, func(a, b Recall) int {
+			return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
+		})
+	} else if f.ByPair {
 		slices.SortStableFunc(rows, func(a, b Recall) int {
 			return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool),
 				cmp.Compare(a.Category, b.Category))

@@ -12,7 +12,11 @@
 -- daily partitions for the time filter and on the (tenant, server, tool)
 -- prefix of the sort key for the filters. With @by_pair = 1 the rows are
 -- per tenant and server as well, their tool the pair's key, as in
--- retry_outcomes.sql.
+-- retry_outcomes.sql; with @by_client = 1 per client as well, their tool
+-- "<bytes of client>:<client><tool>", a group's client the least of its
+-- calls' (a session has one). Without @by_client, Recalls runs this
+-- statement with the client expression replaced by '' (recalls.go), so
+-- that 18.16 does not read the column.
 SELECT
   tool_ AS tool,
   fc.1 AS category,
@@ -23,7 +27,10 @@ SELECT
   toUInt64(sum(fc.7)) AS before_retry_after
 FROM (
   SELECT
-    if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
+    min(toString(client)) AS client_,
+    multiIf(@by_client = 1, concat(toString(length(client_)), ':', client_, toString(tool)),
+      @by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)),
+      toString(tool)) AS tool_,
     arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), toUInt32(least(retry_after_ms, 4294967295))))) AS c0,
     arrayMap(x -> x.1, c0) AS t0,
     arrayMap(x -> x.3, c0) AS id0,

@@ -176,19 +176,24 @@ func refRetryOutcomes(calls []pipeline.Call, f queries.Filter, window time.Durat
 	return out
 }
 
+// refRecalls is the recalls endpoint by definition; with f.ByClient its
+// rows are per client too, a failure's client being its session's.
 func refRecalls(calls []pipeline.Call, f queries.Filter, window time.Duration) []queries.Recall {
 	w := window.Milliseconds()
-	type key struct{ tool, category string }
+	type key struct{ client, tool, category string }
 	acc := map[key]*queries.Recall{}
 	for _, seq := range refSequences(calls, f, f.To.UnixMilli()+w) {
 		for i, c := range seq {
 			if c.IsFailure == 0 || !refInRange(f, c.TimeMs) {
 				continue
 			}
-			k := key{c.Tool, c.Category}
+			k := key{"", c.Tool, c.Category}
+			if f.ByClient {
+				k.client = c.Client
+			}
 			r := acc[k]
 			if r == nil {
-				r = &queries.Recall{Tool: c.Tool, Category: c.Category}
+				r = &queries.Recall{Client: k.client, Tool: c.Tool, Category: c.Category}
 				acc[k] = r
 			}
 			r.Failures++
@@ -212,7 +217,7 @@ func refRecalls(calls []pipeline.Call, f queries.Filter, window time.Duration) [
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b queries.Recall) int {
-		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
+		return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
 	})
 	return out
 }

@@ -18,9 +18,13 @@ import (
 // genWindows are the retry windows the generated gaps straddle.
 var genWindows = []time.Duration{queries.DefaultRetryWindow, 5 * time.Second}
 
+// genClients are the clients of genTraffic's sessions, in turn; "" is a
+// session whose client was not captured.
+var genClients = []string{"claude-desktop", "cursor", ""}
+
 // genTraffic returns random calls for the differential test and the
 // benchmarks: sessions spread over [start, start+span) across tenants,
-// servers and tools, with gaps at and around the retry windows (±1 ms),
+// servers, tools and clients, with gaps at and around the retry windows (±1 ms),
 // equal milliseconds and request ids, sessionless calls, continuations,
 // misflagged calls, retry loops that outlast the chain horizon, and replays
 // of calls (identical, or reclassified with a later IngestedMs). The second
@@ -98,7 +102,7 @@ func genTraffic(seed uint64, sessions int, start time.Time, span time.Duration) 
 			id++
 			c := pipeline.Call{
 				Time: time.UnixMilli(ms).UTC(), TimeMs: ms, DurationMs: 5, Tenant: tenant, Server: server,
-				Tool: sessionTools[r.IntN(len(sessionTools))], SessionID: fmt.Sprintf("s%d", s),
+				Tool: sessionTools[r.IntN(len(sessionTools))], SessionID: fmt.Sprintf("s%d", s), Client: genClients[s%len(genClients)],
 				RequestID: fmt.Sprint(r.IntN(30)), CallID: id, Source: "capture",
 				ArgsHash: uint64(1 + r.IntN(3)), ArgKeys: []string{}, ArgValues: []string{},
 				HasResponse: 1, ContentBlocks: 1, TaxonomyVersion: "test", IngestedMs: 1,
@@ -204,6 +208,16 @@ func TestRetryAnalyticsMatchReference(t *testing.T) {
 	if n, all := len(wantByPair[0].outcomes), len(want[0].outcomes); n <= all {
 		t.Fatalf("the first case has %d retry outcome rows by pair against %d for all pairs; want the pairs to split them", n, all)
 	}
+	// With ByClient the recalls are per client as well.
+	wantByClient := make([][]queries.Recall, len(cases))
+	for i, c := range cases {
+		cf := c.f
+		cf.ByClient = true
+		wantByClient[i] = refRecalls(all, cf, c.window)
+	}
+	if n, all := len(wantByClient[0]), len(want[0].recalls); n <= all {
+		t.Fatalf("the first case has %d recall rows by client against %d for all clients; want the clients to split them", n, all)
+	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, calls)
@@ -256,6 +270,16 @@ func TestRetryAnalyticsMatchReference(t *testing.T) {
 				}
 				if !equalRows(mis, wantByPair[i].mis) {
 					t.Errorf("misclassifications by pair %s: SQL and reference differ\n got %s\nwant %s", name, dump(mis), dump(wantByPair[i].mis))
+				}
+
+				cf := c.f
+				cf.ByClient = true
+				recalls, err = queries.Recalls(ctx, e.DB, cf, c.window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalRows(recalls, wantByClient[i]) {
+					t.Errorf("recalls by client %s: SQL and reference differ\n got %s\nwant %s", name, dump(recalls), dump(wantByClient[i]))
 				}
 			}
 		})
