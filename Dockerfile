@@ -18,6 +18,7 @@ COPY pipeline/ pipeline/
 COPY queries/ queries/
 COPY retention/ retention/
 COPY schema/ schema/
+COPY spelling/ spelling/
 COPY traffic/ traffic/
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ingest ./cmd/ingest \
  && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/api ./cmd/api
