@@ -97,8 +97,8 @@ func analyticsPaths(t *testing.T, srv *httptest.Server) []string {
 	return out
 }
 
-// withoutRange drops the from/to echo of a response, which differs between
-// two requests only by when they ran.
+// rowsOf returns a response's rows without its from/to echo, which differs
+// between two requests only by when they ran.
 func rowsOf(t *testing.T, body string) string {
 	t.Helper()
 	var r struct {

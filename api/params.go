@@ -78,20 +78,6 @@ func (p *params) filter(now time.Time, window time.Duration) queries.Filter {
 // the default, gives one row per tool (same-named tools of different
 // tenants and servers added up), "pair" one per tenant, server and tool,
 // each row naming its tenant and server (queries.Filter.ByPair).
-// recallsBy reads /recalls' by: tool, pair or client.
-func (p *params) recallsBy() (pair, client bool) {
-	if p.q.Get("by") == "client" {
-		return false, true
-	}
-	switch v := p.q.Get("by"); v {
-	case "", "tool", "pair":
-		return v == "pair", false
-	default:
-		p.fail("by: want tool, pair or client, got %q", v)
-		return false, false
-	}
-}
-
 func (p *params) byPair() bool {
 	switch v := p.q.Get("by"); v {
 	case "", "tool":
@@ -101,6 +87,23 @@ func (p *params) byPair() bool {
 	default:
 		p.fail("by: want tool or pair, got %q", v)
 		return false
+	}
+}
+
+// recallsBy reads /recalls' by: byPair's values, and "client", one row per
+// client, tool and category, each naming its client
+// (queries.Filter.ByClient).
+func (p *params) recallsBy() (pair, client bool) {
+	switch v := p.q.Get("by"); v {
+	case "", "tool":
+		return false, false
+	case "pair":
+		return true, false
+	case "client":
+		return false, true
+	default:
+		p.fail("by: want tool, pair or client, got %q", v)
+		return false, false
 	}
 }
 
