@@ -63,7 +63,7 @@ var endpoints = []endpoint{
 		{"min_calls", "integer", "", "leave out rows with fewer calls (default 1)"},
 		{"limit", "integer", "", "at most this many rows, most calls first (default 100)"},
 	}, queries.SchemaViolation{}},
-	{"/api/v1/unknown-tools", "Tool names the servers refused as unknown (UNKNOWN_TOOL), each with a verdict (answered, listed, removed, respelled, namespaced, misspelled, invented, no_known_tools) and the known tool it was most likely meant to be", []param{
+	{"/api/v1/unknown-tools", "Tool names the servers refused as unknown (UNKNOWN_TOOL), each with a verdict (answered, listed, removed, respelled, namespaced, misspelled, reworded, invented, no_known_tools) and the known tool it was most likely meant to be", []param{
 		{"limit", "integer", "", "at most this many names, most refused calls first (default 100, at most 1000)"},
 	}, queries.UnknownTool{}},
 	{"/api/v1/calls", "The calls behind the numbers: each matching call as its latest ingest classified it, with what the classification came from, newest first, a page at a time",

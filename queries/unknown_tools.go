@@ -38,8 +38,12 @@ const (
 	VerdictRespelled  = string(spelling.Respelled)
 	VerdictNamespaced = string(spelling.Namespaced)
 	VerdictMisspelled = string(spelling.Misspelled)
+	// VerdictReworded: the name shares a word that is not a verb with one
+	// known tool (get_customer for lookup_customer): the model guessed the
+	// name from what the tool does.
+	VerdictReworded = string(spelling.Reworded)
 	// VerdictInvented: the server has known tools and none is near the
-	// name: the model made it up.
+	// name or shares a word with it: the model made it up.
 	VerdictInvented = "invented"
 	// VerdictNoKnownTools: the server answered no call and listed no tool
 	// in the range, so there is nothing to compare the name with.
@@ -48,7 +52,7 @@ const (
 
 // Verdicts lists the verdicts in the order they are tried.
 var Verdicts = []string{VerdictAnswered, VerdictListed, VerdictRemoved, VerdictRespelled, VerdictNamespaced,
-	VerdictMisspelled, VerdictInvented, VerdictNoKnownTools}
+	VerdictMisspelled, VerdictReworded, VerdictInvented, VerdictNoKnownTools}
 
 // UnknownToolOptions narrow GET /api/v1/unknown-tools.
 type UnknownToolOptions struct {

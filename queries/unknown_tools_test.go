@@ -39,8 +39,9 @@ func unknownToolsFixture() (calls, later []pipeline.Call, tools pipeline.ToolRow
 		refused("get_page", "s7", 10), refused("get_page", "s7", 12), answered("get_page", 30), // another instance answers it
 		refused("delete_everything", "s8", 50),
 		refused("delete_everything", "s8", -10), // before the range
-		refused("stale_tool", "s9", 55),
+		refused("stale_widget", "s9", 55),
 		refused("reclass_tool", "s10", 56),
+		refused("find_page", "s12", 58), // get_page with another verb
 		call{at: min(57), server: "bare", tool: "anything", session: "s11", req: "a", category: unknown},
 		call{at: min(58), tenant: "globex", tool: "search_docz", session: "g1", req: "g", category: unknown},
 	)
@@ -48,7 +49,7 @@ func unknownToolsFixture() (calls, later []pipeline.Call, tools pipeline.ToolRow
 	again := refused("searchDocs", "s3", 8).row()
 	again.IngestedMs = 2
 	// reclass_tool: a second call refused first, answered by its later
-	// ingest; stale_tool: a call answered first, refused by its later one.
+	// ingest; stale_widget: a call answered first, refused by its later one.
 	reclassified := refused("reclass_tool", "s10", 57).row()
 	reclassified.Category, reclassified.IngestedMs = string(ok), 2
 	refusedFirst := refused("reclass_tool", "s10", 57).row()
@@ -56,7 +57,7 @@ func unknownToolsFixture() (calls, later []pipeline.Call, tools pipeline.ToolRow
 	pageLater := refused("get_page", "s7", 14).row()
 	pageLater.Category, pageLater.IngestedMs = string(ok), 2
 	pageFirst := refused("get_page", "s7", 14).row()
-	staleOK := answered("stale_tool", 56).row()
+	staleOK := answered("stale_widget", 56).row()
 	staleOK.SessionKey, staleOK.SessionID, staleOK.RequestID = "s9", "s9", "stale"
 	staleOK.CallID = 77
 	staleLater := staleOK
@@ -101,10 +102,11 @@ func TestUnknownTools(t *testing.T) {
 		`kb/export_docs 2 calls 1 sessions 10:40..10:41 listed "" known 4 answered 0 last listed 10:50`,
 		`kb/get_page 2 calls 1 sessions 10:10..10:12 answered "" known 4 answered 2 last answered 10:30`,
 		`kb/search_doc 2 calls 1 sessions 10:09..10:10 misspelled "search_docs" known 5 answered 0`,
-		`kb/stale_tool 2 calls 1 sessions 10:55..10:56 invented "" known 5 answered 0`,
+		`kb/stale_widget 2 calls 1 sessions 10:55..10:56 invented "" known 5 answered 0`,
 		`bare/anything 1 calls 1 sessions 10:57..10:57 no_known_tools "" known 0 answered 0`,
 		`kb/delete_everything 1 calls 1 sessions 10:50..10:50 invented "" known 5 answered 0`,
 		`kb/fetch_docs 1 calls 1 sessions 10:20..10:20 removed "fetch_doc" known 5 answered 0 last listed 08:00`,
+		`kb/find_page 1 calls 1 sessions 10:58..10:58 reworded "get_page" known 5 answered 0`,
 		`kb/reclass_tool 1 calls 1 sessions 10:56..10:56 answered "" known 4 answered 1 last answered 10:57`,
 		`kb/searchDocs 1 calls 1 sessions 10:08..10:08 respelled "search_docs" known 5 answered 0`,
 	}

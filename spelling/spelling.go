@@ -79,14 +79,31 @@ const (
 	// Misspelled: within Closest's reach of a known name, compared word by
 	// word as lower-case words joined by "_".
 	Misspelled Match = "misspelled"
+	// Reworded: the name shares a word that is not a verb (verbs) with one
+	// known name: the same thing asked for with another verb or more
+	// words (get_customer or find_customer for lookup_customer,
+	// weather_forecast for get_forecast).
+	Reworded Match = "reworded"
 )
+
+// verbs are the words tool names use for what they do, not for what they
+// do it to: a name that shares only these with a known one is not a
+// rewording of it.
+var verbs = map[string]bool{
+	"get": true, "list": true, "search": true, "find": true, "fetch": true, "lookup": true, "look": true,
+	"up": true, "query": true, "read": true, "retrieve": true, "show": true, "describe": true, "check": true,
+	"create": true, "add": true, "new": true, "update": true, "set": true, "edit": true, "delete": true,
+	"remove": true, "run": true, "do": true, "make": true, "send": true, "post": true, "put": true,
+	"by": true, "for": true, "of": true, "to": true, "the": true, "a": true, "an": true, "all": true,
+}
 
 // Nearest returns the known name that name was most likely meant to be, and
 // how they relate, trying in turn: the same words (Respelled); one name's
 // words ending the other's (Namespaced), the known name sharing the most
 // words winning and a tie between known names giving no answer from this
-// rule; and Closest over the names' words (Misspelled). It returns "" when
-// no known name qualifies. A known name equal to name is skipped.
+// rule; Closest over the names' words (Misspelled); and a shared word that
+// is not a verb (Reworded), the same way. It returns "" when no known name
+// qualifies. A known name equal to name is skipped.
 func Nearest(name string, known []string) (string, Match) {
 	w := Words(name)
 	if len(w) == 0 {
@@ -131,7 +148,42 @@ func Nearest(name string, known []string) (string, Match) {
 			}
 		}
 	}
-	return "", ""
+	return reworded(name, w, known)
+}
+
+// reworded is Nearest's last rule: the known name sharing the most words
+// with w that are not verbs, a tie between known names giving none.
+func reworded(name string, w, known []string) (string, Match) {
+	nouns := map[string]bool{}
+	for _, x := range w {
+		if !verbs[x] {
+			nouns[x] = true
+		}
+	}
+	best, bestShared, tie := "", 0, false
+	for _, k := range known {
+		if k == name {
+			continue
+		}
+		shared := 0
+		seen := map[string]bool{}
+		for _, x := range Words(k) {
+			if nouns[x] && !seen[x] {
+				shared++
+				seen[x] = true
+			}
+		}
+		switch {
+		case shared > bestShared:
+			best, bestShared, tie = k, shared, false
+		case shared > 0 && shared == bestShared && k != best:
+			tie = true
+		}
+	}
+	if best == "" || tie {
+		return "", ""
+	}
+	return best, Reworded
 }
 
 // Words splits a name into lower-case words: at every rune that is neither
