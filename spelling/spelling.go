@@ -109,81 +109,76 @@ func Nearest(name string, known []string) (string, Match) {
 	if len(w) == 0 {
 		return "", ""
 	}
-	forms := make([]string, len(known))
-	best, bestShared, tie := "", 0, false
+	words := make([][]string, len(known)) // nil for name itself
 	for i, k := range known {
-		if k == name {
-			continue
+		if k != name {
+			words[i] = Words(k)
 		}
-		kw := Words(k)
-		forms[i] = strings.Join(kw, "_")
-		if len(kw) == 0 {
-			continue
-		}
-		if slices.Equal(w, kw) {
+		if len(words[i]) > 0 && slices.Equal(w, words[i]) {
 			return k, Respelled
 		}
+	}
+	prefixed := func(kw []string) int {
 		short, long := kw, w
 		if len(short) > len(long) {
 			short, long = long, short
 		}
 		if len(short) == len(long) || !slices.Equal(long[len(long)-len(short):], short) {
-			continue
+			return 0
 		}
-		switch {
-		case len(short) > bestShared:
-			best, bestShared, tie = k, len(short), false
-		case len(short) == bestShared && k != best:
-			tie = true
-		}
+		return len(short)
 	}
-	if best != "" && !tie {
-		return best, Namespaced
+	if k := best(known, words, prefixed); k != "" {
+		return k, Namespaced
 	}
-	joined := strings.Join(w, "_")
-	if c := Closest(joined, forms); c != "" {
+	forms := make([]string, len(known))
+	for i, kw := range words {
+		forms[i] = strings.Join(kw, "_")
+	}
+	if c := Closest(strings.Join(w, "_"), forms); c != "" {
 		for i, f := range forms {
 			if f == c && known[i] != name {
 				return known[i], Misspelled
 			}
 		}
 	}
-	return reworded(name, w, known)
-}
-
-// reworded is Nearest's last rule: the known name sharing the most words
-// with w that are not verbs, a tie between known names giving none.
-func reworded(name string, w, known []string) (string, Match) {
 	nouns := map[string]bool{}
 	for _, x := range w {
 		if !verbs[x] {
 			nouns[x] = true
 		}
 	}
-	best, bestShared, tie := "", 0, false
-	for _, k := range known {
-		if k == name {
-			continue
-		}
-		shared := 0
-		seen := map[string]bool{}
-		for _, x := range Words(k) {
+	shared := func(kw []string) int {
+		n, seen := 0, map[string]bool{}
+		for _, x := range kw {
 			if nouns[x] && !seen[x] {
-				shared++
-				seen[x] = true
+				n, seen[x] = n+1, true
 			}
 		}
-		switch {
-		case shared > bestShared:
-			best, bestShared, tie = k, shared, false
-		case shared > 0 && shared == bestShared && k != best:
+		return n
+	}
+	if k := best(known, words, shared); k != "" {
+		return k, Reworded
+	}
+	return "", ""
+}
+
+// best returns the known name whose words score highest, when the score is
+// above 0 and no other known name has it too; "" otherwise.
+func best(known []string, words [][]string, score func([]string) int) string {
+	name, top, tie := "", 0, false
+	for i, kw := range words {
+		switch n := score(kw); {
+		case n > top:
+			name, top, tie = known[i], n, false
+		case n > 0 && n == top && known[i] != name:
 			tie = true
 		}
 	}
-	if best == "" || tie {
-		return "", ""
+	if tie {
+		return ""
 	}
-	return best, Reworded
+	return name
 }
 
 // Words splits a name into lower-case words: at every rune that is neither
