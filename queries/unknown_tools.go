@@ -142,11 +142,9 @@ func UnknownTools(ctx context.Context, db DB, f Filter, o UnknownToolOptions) ([
 	}
 
 	type key struct{ tenant, server, tool string }
-	otherRows := map[key]uint64{} // of the refused names' calls with an UNKNOWN_TOOL copy
-	reclassified := map[key]bool{}
+	byName := map[key]refusedName{}
 	for _, r := range refused {
-		k := key{r.Tenant, r.Server, r.Tool}
-		otherRows[k], reclassified[k] = r.OtherRows, r.Reclassified > 0
+		byName[key{r.Tenant, r.Server, r.Tool}] = r
 	}
 	// A name was answered when it has a call whose latest copy is not
 	// UNKNOWN_TOOL: a call with no UNKNOWN_TOOL copy (plain: the name's rows
@@ -158,8 +156,8 @@ func UnknownTools(ctx context.Context, db DB, f Filter, o UnknownToolOptions) ([
 	for _, k := range known {
 		id := key{k.Tenant, k.Server, k.Tool}
 		listed[id] = k.ListedMs
-		plain[id] = k.Rows > otherRows[id]
-		if plain[id] || reclassified[id] || k.ListedMs >= f.From.UnixMilli() {
+		plain[id] = k.Rows > byName[id].OtherRows
+		if plain[id] || byName[id].Reclassified > 0 || k.ListedMs >= f.From.UnixMilli() {
 			p := pairKey{k.Tenant, k.Server}
 			candidates[p] = append(candidates[p], k.Tool)
 		}
@@ -193,7 +191,7 @@ func UnknownTools(ctx context.Context, db DB, f Filter, o UnknownToolOptions) ([
 		}
 		suggestion, match := spelling.Nearest(r.Tool, cands)
 		switch {
-		case plain[id] || reclassified[id]:
+		case plain[id] || r.Reclassified > 0:
 			u.Verdict = VerdictAnswered // a real tool: no suggestion
 		case u.LastListed != nil && listed[id] >= r.FirstMs:
 			u.Verdict = VerdictListed
