@@ -149,6 +149,17 @@ func chdbEngine(t testing.TB, ctx context.Context, db string) *Engine {
 // Modern reports whether the engine is ClickHouse 19.3 or newer.
 func (e *Engine) Modern() bool { return !strings.HasPrefix(e.Name, "server-18.") }
 
+// StopMerges stops the background merges of e's calls table until the
+// engine goes: the copies of a re-ingested call stay apart, as between a
+// re-ingest and the merge that folds them. Modern ClickHouse still keeps
+// only the latest of a key's copies within one insert.
+func (e *Engine) StopMerges(t testing.TB) {
+	t.Helper()
+	if err := e.DB.Exec(context.Background(), "SYSTEM STOP MERGES calls"); err != nil {
+		t.Fatalf("%s: stop merges: %v", e.Name, err)
+	}
+}
+
 // Insert writes calls into the engine's calls table: through pipeline.Writer
 // on servers (so tests exercise the real insert path), as JSONEachRow on chDB.
 func (e *Engine) Insert(t testing.TB, calls []pipeline.Call) {

@@ -361,9 +361,7 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			// The copies stay unmerged, so that every fold records them.
-			if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
-				t.Fatal(err)
-			}
+			e.StopMerges(t)
 			var inserted []pipeline.Call
 			insert := func(cs []pipeline.Call) {
 				e.Insert(t, cs)
@@ -460,9 +458,7 @@ func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "calls_categories_folded", "calls_flags_folded"} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
-				if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
-					t.Fatal(err)
-				}
+				e.StopMerges(t)
 				calls := mixedCalls(day, 60, 1, 1)
 				again := mixedCalls(day, 60, 1, 2)[:20] // copies in the first hours
 				e.Insert(t, calls)

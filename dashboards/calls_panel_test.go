@@ -170,9 +170,7 @@ func TestToolCallsPanel(t *testing.T) {
 	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			if err := e.DB.Exec(context.Background(), "SYSTEM STOP MERGES calls"); err != nil {
-				t.Fatal(err)
-			}
+			e.StopMerges(t)
 			e.Insert(t, calls)
 			e.Insert(t, replay)
 			compare(t, e, "resent")

@@ -186,9 +186,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			// The copies stay unmerged until OPTIMIZE, so that the folds
 			// record them.
-			if err := e.DB.Exec(context.Background(), "SYSTEM STOP MERGES calls"); err != nil {
-				t.Fatal(err)
-			}
+			e.StopMerges(t)
 			e.Insert(t, calls)
 			e.Insert(t, replay)
 			compare(t, e, false)

@@ -177,9 +177,7 @@ func TestEveryAnalyticKeepsTheLatestIngest(t *testing.T) {
 			ctx := context.Background()
 			// The copies stay unmerged until OPTIMIZE, so that the folds
 			// record them.
-			if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
-				t.Fatal(err)
-			}
+			e.StopMerges(t)
 			e.Insert(t, calls)
 			first := allAnswers(t, e.DB, f)
 			e.Insert(t, replay)

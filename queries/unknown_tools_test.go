@@ -115,9 +115,7 @@ func TestUnknownTools(t *testing.T) {
 			ctx := context.Background()
 			// The copies stay unmerged, as between a re-ingest and the
 			// next merge: each is read once, the latest deciding.
-			if err := e.DB.Exec(ctx, "SYSTEM STOP MERGES calls"); err != nil {
-				t.Fatal(err)
-			}
+			e.StopMerges(t)
 			e.Insert(t, calls)
 			e.Insert(t, later)
 			e.InsertTools(t, tools)
