@@ -15,15 +15,39 @@ type client struct {
 	firstID   int           // first tools/call id: initialize and tools/list come before
 	timeout   time.Duration // the client gives up after this long ("error":"timeout")
 	stateless bool          // 2026-07-28: no session_id, _meta on every request, string ids
+	habits    habits
 	weight    int
+}
+
+// habits are how a client's retry layer treats failures, beyond what every
+// story's episodes do. They are what /recalls?by=client and the Retries
+// dashboard's *Retry habits by client* panel tell apart: the seed article's
+// clients that retry what they should correct and give up on what they
+// should retry. The zero value adds nothing to the stories.
+type habits struct {
+	// resendInvalid is the percent of invalid_params failures that the
+	// client's retry layer sends again unchanged, 1-2 s later, before the
+	// model corrects the arguments: a retry-everything layer.
+	resendInvalid int
+	// giveUp is the percent of retryable failures (rate limits, upstream
+	// timeouts, exhausted pools) that nothing retries: no retry layer, and
+	// the model moves on.
+	giveUp int
+	// early: the client retries a rate limit after a fixed 1-1.5 s,
+	// before the server's retryAfterMs has passed, and is refused again,
+	// until its backoff reaches the hint.
+	early bool
 }
 
 var clients = []client{
 	{name: "claude-desktop", protocol: "2025-06-18", firstID: 2, timeout: 60 * time.Second, weight: 30},
-	{name: "cursor", protocol: "2025-03-26", firstID: 3, timeout: 60 * time.Second, weight: 20},
-	{name: "python-sdk", protocol: "2024-11-05", firstID: 2, timeout: 30 * time.Second, weight: 15},
+	{name: "cursor", protocol: "2025-03-26", firstID: 3, timeout: 60 * time.Second, weight: 20,
+		habits: habits{resendInvalid: 70}},
+	{name: "python-sdk", protocol: "2024-11-05", firstID: 2, timeout: 30 * time.Second, weight: 15,
+		habits: habits{giveUp: 70}},
 	{name: "typescript-sdk", protocol: "2025-11-25", firstID: 2, timeout: 60 * time.Second, weight: 15},
-	{name: "stateless-agent", protocol: "2026-07-28", version: "0.9.3", timeout: 60 * time.Second, stateless: true, weight: 20},
+	{name: "stateless-agent", protocol: "2026-07-28", version: "0.9.3", timeout: 60 * time.Second, stateless: true, weight: 20,
+		habits: habits{early: true}},
 }
 
 // sdk is the server-side SDK whose wire habits a server has.
@@ -226,6 +250,19 @@ func (g *session) retryWait(gap time.Duration, srv *server, tool string) {
 		}
 	}
 	g.t = end
+}
+
+// givesUp reports whether the client's habits leave a retryable failure
+// unretried (habits.giveUp). It draws nothing for a client without the habit,
+// so that the other clients' conversations stay as they were.
+func (g *session) givesUp() bool {
+	return g.client.habits.giveUp > 0 && chance(g.rng, g.client.habits.giveUp)
+}
+
+// resends reports whether the client's retry layer sends an invalid_params
+// failure again unchanged (habits.resendInvalid); no draw without the habit.
+func (g *session) resends() bool {
+	return g.client.habits.resendInvalid > 0 && chance(g.rng, g.client.habits.resendInvalid)
 }
 
 // retryGap is a client's automatic retry delay: exponential from about 1 s.

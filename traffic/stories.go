@@ -168,11 +168,16 @@ func (g *session) poolExhausted() {
 			c.result = nil
 		}
 		g.do(StoryPoolExhausted, c)
+		if i == 0 && g.givesUp() {
+			return
+		}
 	}
 }
 
 // rateLimited: one or two 429s, a wait of 2-10 s (the server's retryAfterMs
-// when it sent one), then success.
+// when it sent one), then success. A client that gives up (habits.giveUp)
+// stops after the first 429; one that retries early (habits.early) retries
+// once more before the hint has passed, refused again.
 func (g *session) rateLimited() {
 	var ok call
 	var msg string
@@ -198,13 +203,24 @@ func (g *session) rateLimited() {
 		sc = obj{{"errorCode", "RATE_LIMITED"}, {"retryable", true}, {"retryAfterMs", retryAfter}}
 	}
 	fails := 1 + g.rng.IntN(4)/3
+	early := g.client.habits.early && retryAfter > 0
+	if early {
+		fails++
+	}
 	for i := 0; i < fails; i++ {
 		if i > 0 {
-			g.retryWait(g.rateWait(retryAfter), ok.srv, ok.tool)
+			wait := g.rateWait(retryAfter)
+			if early {
+				wait = g.ms(1000, 1500)
+			}
+			g.retryWait(wait, ok.srv, ok.tool)
 		}
 		c := ok
 		c.result, c.dur, c.repeat = g.toolError(ok.srv, msg, sc), g.ms(10, 60), i > 0
 		g.do(StoryRateLimited, c)
+		if i == 0 && g.givesUp() {
+			return
+		}
 	}
 	g.retryWait(g.rateWait(retryAfter), ok.srv, ok.tool)
 	g.do(StoryRateLimited, g.redo(ok).again())
@@ -309,7 +325,7 @@ func (g *session) invalidParams() {
 				}
 				c.result, c.rpcErr = nil, rpcError(-32602, msg, data)
 			}
-			g.do(s, c)
+			g.badInput(c)
 			g.think()
 		}
 		g.do(s, g.forecast(name, pick(g.rng, []int{14, 7})))
@@ -320,7 +336,7 @@ func (g *session) invalidParams() {
 		c.dur = g.ms(1, 8)
 		c.result = g.toolError(crm, fmt.Sprintf(`validating "arguments": validating root: validating /properties/status: `+
 			`enum: %q does not equal any of: [open pending resolved closed]`, bad), nil)
-		g.do(s, c)
+		g.badInput(c)
 		g.think()
 		g.do(s, g.updateTicket(id, "resolved", note))
 	case 2:
@@ -330,7 +346,7 @@ func (g *session) invalidParams() {
 		c := g.refund(id, amount, bad)
 		c.dur = g.ms(1, 10)
 		c.result, c.rpcErr = nil, rpcError(-32602, "Invalid arguments for tool refund: currency must be one of CNY, EUR, USD", nil)
-		g.do(s, c)
+		g.badInput(c)
 		g.think()
 		g.do(s, g.refund(id, amount, cur))
 	default:
@@ -338,9 +354,19 @@ func (g *session) invalidParams() {
 		c := g.searchDocs(dq.dept, dq.q, 500)
 		c.dur = g.ms(2, 12)
 		c.result = g.toolError(kb, "Input validation error: 500 is greater than the maximum of 50", nil)
-		g.do(s, c)
+		g.badInput(c)
 		g.think()
 		g.do(s, g.searchDocs(dq.dept, dq.q, 20))
+	}
+}
+
+// badInput records c, an invalid_params failure, and the client's unchanged
+// re-send of it 1-2 s later when its habits say so (habits.resendInvalid).
+func (g *session) badInput(c call) {
+	g.do(StoryInvalidParams, c)
+	if g.resends() {
+		g.retryWait(g.retryGap(0), c.srv, c.tool)
+		g.do(StoryInvalidParams, c.again())
 	}
 }
 
@@ -432,6 +458,9 @@ func (g *session) upstreamTimeout() {
 		g.do(StoryUpstreamTimeout, c)
 	}
 	fail(false)
+	if g.givesUp() {
+		return
+	}
 	switch n := g.rng.IntN(100); {
 	case n < 50:
 		g.retryWait(g.ms(1000, 8000), ok.srv, ok.tool)

@@ -79,13 +79,15 @@ const (
 	// unchanged until the client gives up; the last attempt may time out.
 	StoryPoolExhausted Story = "pool_exhausted"
 	// StoryRateLimited: a 429 (text or structured RATE_LIMITED with
-	// retryAfterMs), retried after 2-10 s, then success.
+	// retryAfterMs), retried after 2-10 s, then success; unless the client
+	// gives up or retries before the hint (its habits, session.go).
 	StoryRateLimited Story = "rate_limited"
 	// StoryExpiredToken: 401 / 令牌过期, sometimes declared retryable, retried
 	// unchanged 2-4 times, all fail.
 	StoryExpiredToken Story = "expired_token"
 	// StoryInvalidParams: -32602 or "Input validation error", then a call
-	// with corrected arguments that succeeds.
+	// with corrected arguments that succeeds; cursor's retry layer often
+	// sends the invalid call again unchanged first (its habits, session.go).
 	StoryInvalidParams Story = "invalid_params"
 	// StoryUnknownTool: a hallucinated tool name, answered in the shape of
 	// the server's SDK.

@@ -120,6 +120,13 @@ func (l *labeled) structured() map[string]any {
 	return m
 }
 
+// failed reports whether the line is a failure on the wire: no answer, a
+// JSON-RPC error or isError true.
+func (l *labeled) failed() bool {
+	code, _ := l.rpcError()
+	return l.c.Response == nil || code != 0 || l.isError() == "true"
+}
+
 func generate(t testing.TB, cfg Config) ([]labeled, Stats) {
 	t.Helper()
 	var lines []labeled
@@ -305,10 +312,7 @@ func TestStoriesLookLikeTheWire(t *testing.T) {
 	emptyText := func(l *labeled) bool {
 		return l.text() == "未找到匹配文档" || l.text() == "No matching documents found"
 	}
-	failed := func(l *labeled) bool {
-		code, _ := l.rpcError()
-		return l.c.Response == nil || code != 0 || l.isError() == "true"
-	}
+	failed := (*labeled).failed
 	tests := []struct {
 		story Story
 		rule  string
@@ -517,6 +521,103 @@ func TestRepeatsWithinAMinuteAreRetries(t *testing.T) {
 		}
 		if retries < 100 {
 			t.Errorf("seed %d: found %d retries, want at least 100", seed, retries)
+		}
+	}
+}
+
+// TestClientsHaveTheirHabits: each client's retry habits (session.go)
+// show on the wire, and only that client's. Per client, over the failures
+// of a session: the invalid_params failures followed within a minute by the
+// same call unchanged (cursor's retry layer); the failures of the retryable
+// stories followed by no such call (python-sdk gives up); and the rate limits
+// with a retryAfterMs whose next call came before it had passed
+// (stateless-agent).
+func TestClientsHaveTheirHabits(t *testing.T) {
+	lines, _ := generate(t, Config{Seed: 3, Sessions: 3000})
+	type tally struct{ invalid, resent, retryable, givenUp, hinted, early int }
+	by := map[string]*tally{}
+	retryable := map[Story]bool{StoryRateLimited: true, StoryUpstreamTimeout: true, StoryPoolExhausted: true}
+	sig := func(l *labeled) string {
+		return l.key() + " " + l.c.Server + " " + l.c.Request.Params.Name + " " + string(l.c.Request.Params.Arguments)
+	}
+	// next[i] is the index of the next line with line i's signature.
+	next := make([]int, len(lines))
+	seen := map[string]int{}
+	for i := len(lines) - 1; i >= 0; i-- {
+		s := sig(&lines[i])
+		next[i] = -1
+		if j, ok := seen[s]; ok {
+			next[i] = j
+		}
+		seen[s] = i
+	}
+	for i := range lines {
+		l := &lines[i]
+		if !l.failed() {
+			continue
+		}
+		tl := by[l.c.Client]
+		if tl == nil {
+			tl = &tally{}
+			by[l.c.Client] = tl
+		}
+		start, _ := time.Parse(time.RFC3339Nano, l.c.Time)
+		gap := time.Duration(1<<63 - 1)
+		if j := next[i]; j >= 0 {
+			t2, _ := time.Parse(time.RFC3339Nano, lines[j].c.Time)
+			gap = t2.Sub(start)
+		}
+		switch {
+		case l.story == StoryInvalidParams:
+			tl.invalid++
+			if gap < time.Minute {
+				tl.resent++
+			}
+		case retryable[l.story]:
+			tl.retryable++
+			if gap >= time.Minute {
+				tl.givenUp++
+			}
+		}
+		if ms, ok := l.structured()["retryAfterMs"].(float64); ok && l.story == StoryRateLimited {
+			tl.hinted++
+			if gap < time.Duration(ms)*time.Millisecond {
+				tl.early++
+			}
+		}
+	}
+	share := func(n, of int) float64 { return float64(n) / float64(max(of, 1)) }
+	// The habits each client is meant to show (doc.go), written out rather
+	// than read from clients, so that losing one fails.
+	want := map[string]habits{
+		"claude-desktop":  {},
+		"cursor":          {resendInvalid: 1},
+		"python-sdk":      {giveUp: 1},
+		"typescript-sdk":  {},
+		"stateless-agent": {early: true},
+	}
+	if len(want) != len(clients) {
+		t.Fatalf("%d clients, the test knows %d", len(clients), len(want))
+	}
+	for _, c := range clients {
+		tl := by[c.name]
+		h, ok := want[c.name]
+		if !ok {
+			t.Fatalf("client %s: the test does not know its habits", c.name)
+		}
+		if tl == nil || tl.invalid < 20 || tl.retryable < 50 || tl.hinted < 20 {
+			t.Fatalf("%s: %+v: too few failures to tell its habits", c.name, tl)
+		}
+		resent, givenUp, early := share(tl.resent, tl.invalid), share(tl.givenUp, tl.retryable), share(tl.early, tl.hinted)
+		t.Logf("%-15s invalid %d resent %.2f, retryable %d given up %.2f, hinted %d early %.2f", c.name, tl.invalid, resent, tl.retryable, givenUp, tl.hinted, early)
+		if w := h.resendInvalid > 0; (resent > 0.3) != w || (!w && resent != 0) {
+			t.Errorf("%s re-sends %.2f of its invalid arguments unchanged, want the habit %v", c.name, resent, w)
+		}
+		if w := h.giveUp > 0; (givenUp > 0.5) != w || (!w && givenUp > 0.35) {
+			t.Errorf("%s gives up on %.2f of its retryable failures, want the habit %v", c.name, givenUp, w)
+		}
+		if w := h.early; (early > 0.4) != w || (!w && early != 0) {
+			t.Errorf("%s retries %.2f of its hinted rate limits early, want the habit %v", c.name, early, w)
 		}
 	}
 }
