@@ -15,13 +15,16 @@ const (
 	retriesRowMisclass   = 310
 	retriesMisclassified = 311
 	retriesMisflagged    = 312
+	retriesRowClients    = 320
+	retriesClientHabits  = 321
 )
 
-// Retries is how retry chains end, by category and retryability, and the
-// misclassifications that their outcomes reveal.
+// Retries is how retry chains end, by category and retryability, the
+// misclassifications that their outcomes reveal, and each client's retry
+// habits.
 func Retries() *dashboard.DashboardBuilder {
 	return newDashboard(RetriesUID, "mcplens / Retries & misclassification",
-		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, and the five misclassification kinds.").
+		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, the five misclassification kinds, and each client's retry habits.").
 		WithVariable(datasourceVariable()).
 		WithVariable(filterVariable("tenant", "Tenant", "Tenants to include (All: no filter).")).
 		WithVariable(filterVariable("server", "Server", "MCP servers to include (All: no filter).", "tenant")).
@@ -63,5 +66,12 @@ func Retries() *dashboard.DashboardBuilder {
 			"Misflagged calls per interval: hidden_failure is a failure sent with isError false or absent, so the client takes it for a success and neither retries nor corrects it; false_alarm is a success flagged as an error. Fix the server's isError, or add a classification rule when the category is wrong.",
 			panelSQL("misflagged_over_time")).
 			Interval(rollupInterval).
-			Unit(units.Short))
+			Unit(units.Short)).
+		WithRow(row(retriesRowClients, "Clients")).
+		WithPanel(tablePanel(retriesClientHabits, "Retry habits by client",
+			"Per client (its clientInfo name; empty where none was captured), the two mistakes retry advice exists to prevent. resent_share: of its failures that should be corrected, not retried (expected retryable no: INVALID_ARGUMENT, UNAUTHENTICATED, UNKNOWN_TOOL...), those it sent again unchanged within 60 s: a retry layer that retries everything, or error text that does not say what to change. given_up_share: of its failures worth retrying (RATE_LIMITED, UPSTREAM_TIMEOUT, UNAVAILABLE...), those with no next call of the tool within 60 s. before_retry_after_n: re-calls before the server's retry-after hint had passed. GET /api/v1/recalls?by=client has the same per tool and category.",
+			panelSQL("client_habits")).
+			OverrideByName("resent_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
+			OverrideByName("given_up_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
+			Span(24))
 }

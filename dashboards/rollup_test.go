@@ -35,6 +35,7 @@ var exactUnderReclassification = map[string]bool{
 	"retry_outcomes_over_time":  true,
 	"retry_recoveries":          true,
 	"recalls":                   true,
+	"client_habits":             true,
 }
 
 // TestPanelsMatchTheirFinalForms checks that the panels which no longer

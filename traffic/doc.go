@@ -14,10 +14,10 @@
 // explain (silent empty results from misspelled enum values, exhausted
 // connection pools retried in vain, rate limits that recover, expired tokens
 // declared retryable, and so on). Clients differ in their retry habits
-// (session.go): cursor's retry layer re-sends invalid arguments unchanged,
-// python-sdk often gives up on rate limits and timeouts, stateless-agent
-// retries rate limits before the server's retryAfterMs; claude-desktop and
-// typescript-sdk do only what the stories do.
+// (session.go): cursor's retry layer re-sends invalid arguments and expired
+// tokens unchanged, python-sdk often gives up on rate limits and timeouts,
+// stateless-agent retries rate limits before the server's retryAfterMs;
+// claude-desktop and typescript-sdk do only what the stories do.
 //
 // Output is a pure function of Config: every conversation draws from its own
 // PCG seeded from (Seed, index), values derived from arguments (invoices,

@@ -25,10 +25,12 @@ type client struct {
 // clients that retry what they should correct and give up on what they
 // should retry. The zero value adds nothing to the stories.
 type habits struct {
-	// resendInvalid is the percent of invalid_params failures that the
-	// client's retry layer sends again unchanged, 1-2 s later, before the
-	// model corrects the arguments: a retry-everything layer.
-	resendInvalid int
+	// retryAll is the percent of invalid_params failures that the client's
+	// retry layer sends again unchanged, 1-2 s later, before the model
+	// corrects the arguments: a layer that retries every failure. It also
+	// retries an expired token 2-4 times, where the other clients try again
+	// at most once.
+	retryAll int
 	// giveUp is the percent of retryable failures (rate limits, upstream
 	// timeouts, exhausted pools) that nothing retries: no retry layer, and
 	// the model moves on.
@@ -42,7 +44,7 @@ type habits struct {
 var clients = []client{
 	{name: "claude-desktop", protocol: "2025-06-18", firstID: 2, timeout: 60 * time.Second, weight: 30},
 	{name: "cursor", protocol: "2025-03-26", firstID: 3, timeout: 60 * time.Second, weight: 20,
-		habits: habits{resendInvalid: 70}},
+		habits: habits{retryAll: 70}},
 	{name: "python-sdk", protocol: "2024-11-05", firstID: 2, timeout: 30 * time.Second, weight: 15,
 		habits: habits{giveUp: 70}},
 	{name: "typescript-sdk", protocol: "2025-11-25", firstID: 2, timeout: 60 * time.Second, weight: 15},
@@ -260,9 +262,9 @@ func (g *session) givesUp() bool {
 }
 
 // resends reports whether the client's retry layer sends an invalid_params
-// failure again unchanged (habits.resendInvalid); no draw without the habit.
+// failure again unchanged (habits.retryAll); no draw without the habit.
 func (g *session) resends() bool {
-	return g.client.habits.resendInvalid > 0 && chance(g.rng, g.client.habits.resendInvalid)
+	return g.client.habits.retryAll > 0 && chance(g.rng, g.client.habits.retryAll)
 }
 
 // retryGap is a client's automatic retry delay: exponential from about 1 s.

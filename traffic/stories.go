@@ -265,7 +265,8 @@ func (g *session) redo(c call) call {
 }
 
 // expiredToken: 401 every time, sometimes with a structured error that
-// wrongly declares it retryable; the client retries unchanged 2-4 times.
+// wrongly declares it retryable; a client that retries everything
+// (habits.retryAll) retries unchanged 2-4 times, the others at most once.
 func (g *session) expiredToken() {
 	var c call
 	msg := "401 Unauthorized: token expired"
@@ -287,7 +288,10 @@ func (g *session) expiredToken() {
 	if chance(g.rng, 40) {
 		sc = obj{{"errorCode", "UNAUTHENTICATED"}, {"retryable", true}}
 	}
-	attempts := 3 + g.rng.IntN(3)
+	attempts := 1 + g.rng.IntN(2)
+	if g.client.habits.retryAll > 0 {
+		attempts += 2
+	}
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
 			g.retryWait(g.retryGap(i-1), c.srv, c.tool)
@@ -361,7 +365,7 @@ func (g *session) invalidParams() {
 }
 
 // badInput records c, an invalid_params failure, and the client's unchanged
-// re-send of it 1-2 s later when its habits say so (habits.resendInvalid).
+// re-send of it 1-2 s later when its habits say so (habits.retryAll).
 func (g *session) badInput(c call) {
 	g.do(StoryInvalidParams, c)
 	if g.resends() {

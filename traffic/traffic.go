@@ -83,7 +83,8 @@ const (
 	// gives up or retries before the hint (its habits, session.go).
 	StoryRateLimited Story = "rate_limited"
 	// StoryExpiredToken: 401 / 令牌过期, sometimes declared retryable, retried
-	// unchanged 2-4 times, all fail.
+	// unchanged at most once, or 2-4 times by cursor's retry layer; all
+	// fail.
 	StoryExpiredToken Story = "expired_token"
 	// StoryInvalidParams: -32602 or "Input validation error", then a call
 	// with corrected arguments that succeeds; cursor's retry layer often

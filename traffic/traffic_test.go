@@ -591,7 +591,7 @@ func TestClientsHaveTheirHabits(t *testing.T) {
 	// than read from clients, so that losing one fails.
 	want := map[string]habits{
 		"claude-desktop":  {},
-		"cursor":          {resendInvalid: 1},
+		"cursor":          {retryAll: 1},
 		"python-sdk":      {giveUp: 1},
 		"typescript-sdk":  {},
 		"stateless-agent": {early: true},
@@ -610,7 +610,7 @@ func TestClientsHaveTheirHabits(t *testing.T) {
 		}
 		resent, givenUp, early := share(tl.resent, tl.invalid), share(tl.givenUp, tl.retryable), share(tl.early, tl.hinted)
 		t.Logf("%-15s invalid %d resent %.2f, retryable %d given up %.2f, hinted %d early %.2f", c.name, tl.invalid, resent, tl.retryable, givenUp, tl.hinted, early)
-		if w := h.resendInvalid > 0; (resent > 0.3) != w || (!w && resent != 0) {
+		if w := h.retryAll > 0; (resent > 0.3) != w || (!w && resent != 0) {
 			t.Errorf("%s re-sends %.2f of its invalid arguments unchanged, want the habit %v", c.name, resent, w)
 		}
 		if w := h.giveUp > 0; (givenUp > 0.5) != w || (!w && givenUp > 0.35) {
