@@ -8,8 +8,9 @@
 -- was up to 25 % slower on ClickHouse 18.16 at 10M calls).
 -- A tool's failures are the sum of its failure categories' counts, read from
 -- the states of the rows of failed calls only, a few percent of the rollup's
--- rows; its top category is the failure category with the most of them (a
--- tool with failures has one, and it outranks every other). Its calls come,
+-- rows; its top category is the failure category with the most of them, of
+-- those with as many the greatest name (a tool with failures has one, and it
+-- outranks every other). Its calls come,
 -- for the hours the retention job has folded, from their plain counts in
 -- calls_5m_folded (a current fold's), for the other hours from calls_5m's
 -- states: with 1,820 tool names merging every (tool, category, bucket) set
