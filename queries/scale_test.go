@@ -193,6 +193,8 @@ func TestSyntheticFailedShare(t *testing.T) {
 						Inconsistent uint64 `ch:"inconsistent"`
 						Unknown      uint64 `ch:"unknown"`
 						Names        uint64 `ch:"names"`
+						Clients      uint64 `ch:"clients"`
+						Mixed        uint64 `ch:"mixed"`
 					}
 					err := e.DB.Select(ctx, &rows, `SELECT
   countIf(ingested_ms = 1) AS originals,
@@ -202,7 +204,9 @@ func TestSyntheticFailedShare(t *testing.T) {
     OR ingested_ms = 1 AND (category = 'UNKNOWN_TOOL') = args_validated) AS inconsistent,
   countIf(ingested_ms = 1 AND category = 'UNKNOWN_TOOL') AS unknown,
   uniqExactIf(tool, category = 'UNKNOWN_TOOL' AND tool NOT LIKE 'tool%s' AND tool NOT LIKE 'mcp\_\_srv%'
-    AND tool NOT LIKE 'get\_tool%' AND tool != 'summon_dragon') AS names
+    AND tool NOT LIKE 'get\_tool%' AND tool != 'summon_dragon') AS names,
+  uniqExact(client) AS clients,
+  (SELECT count() FROM (SELECT session_key FROM calls GROUP BY session_key HAVING uniqExact(client) > 1)) AS mixed
 FROM calls`)
 					if err != nil {
 						t.Fatal(err)
@@ -213,6 +217,9 @@ FROM calls`)
 					}
 					if got := float64(r.Failed) / float64(r.Originals) * 100; got < float64(pct)-1 || got > float64(pct)+1 {
 						t.Errorf("%.2f %% of the calls failed, want %d %% ± 1", got, pct)
+					}
+					if r.Clients != 5 || r.Mixed != 0 {
+						t.Errorf("%d clients, %d sessions with more than one; want five, one a session", r.Clients, r.Mixed)
 					}
 					if r.Inconsistent != 0 {
 						t.Errorf("%d rows whose is_failure, is_error, category and args_validated disagree", r.Inconsistent)

@@ -4,9 +4,9 @@
 -- (tenant, server) pairs, the 1,820 triples named tool0 to
 -- tool<@tool_names-1> in turn (13: the same 13 names on every server; 1820: a
 -- name of its own for each triple); about 70 % OK, 15 % EMPTY_RESULT and 15 % failures over
--- six categories, with retries (a failed call's session repeats the tool) and
--- two argument keys per call; the RATE_LIMITED calls carry a retry-after hint
--- of 1 to 8 s (the session's calls are 4 s apart, so about half of them are
+-- six categories, with retries (a failed call's session repeats the tool),
+-- two argument keys per call and five clients (one a session, in turn); the
+-- RATE_LIMITED calls carry a retry-after hint of 1 to 8 s (the session's calls are 4 s apart, so about half of them are
 -- re-called before it). 0.2 % of the calls (u) asked for a tool the server
 -- does not have and were refused with -32602 as UNKNOWN_TOOL: the session's
 -- tool name with an "s" added, behind the client's "mcp__<server>__" prefix
@@ -31,7 +31,7 @@ SELECT
                 intDiv(h, 500000) % 4 = 2, concat('get_', tool), 'summon_dragon'), tool) AS tool_,
   concat('s', toString(s)) AS session_id_, concat('s', toString(s)) AS session_key_,
   '' AS trace_id_, toString(number % 25) AS request_id_, cityHash64(number) AS call_id_,
-  'bench' AS client_, '2025-06-18' AS protocol_version_, 'capture' AS source_, '' AS side_,
+  arrayElement(['claude-desktop', 'cursor', 'python-sdk', 'typescript-sdk', 'stateless-agent'], s % 5 + 1) AS client_, '2025-06-18' AS protocol_version_, 'capture' AS source_, '' AS side_,
   concat('{"department":"d', toString(h % 9), '","q":"q', toString(h % 50), '"}') AS args_json_,
   cityHash64(concat(toString(h % 9), '/', toString(h % 50))) AS args_hash_,
   ['department', 'q'] AS arg_keys_, [concat('d', toString(h % 9)), concat('q', toString(h % 50))] AS arg_values_,
