@@ -15,6 +15,8 @@ var (
 	chainFoldsSQL string
 	//go:embed fold_chains_hour.sql
 	foldChainsHourSQL string
+	//go:embed fold_recalls_hour.sql
+	foldRecallsHourSQL string
 	//go:embed chain_fold_open.sql
 	chainFoldOpenSQL string
 	//go:embed record_chain_fold.sql
@@ -27,13 +29,15 @@ var (
 	dropChainFoldRecordsSQL string
 	//go:embed drop_chain_fold_rows.sql
 	dropChainFoldRowsSQL string
+	//go:embed drop_recall_fold_rows.sql
+	dropRecallFoldRowsSQL string
 )
 
 // chainFoldTables are RollupChains' fold records and rows.
 var chainFoldTables = foldTables{
 	what: "chain folds",
 	list: supersededChainFoldsSQL,
-	drop: []string{dropChainFoldRecordsSQL, dropChainFoldRowsSQL},
+	drop: []string{dropChainFoldRecordsSQL, dropChainFoldRowsSQL, dropRecallFoldRowsSQL},
 }
 
 // ChainResult is what one RollupChains call did: as RollupResult, where
@@ -52,7 +56,11 @@ type ChainResult struct {
 // RollupChains folds the retry chains that start in each UTC hour of the
 // span before the hour before now's into one row a chain (chains_folded,
 // schema/026_chains_folded.sql), which the chain panels add up instead of
-// grouping every call of every session and tool with a failure. A chain of
+// grouping every call of every session and tool with a failure, and under
+// the same fold id the hour's failures with what came after each, one row a
+// failure (recalls_folded, schema/031_recalls_folded.sql), which *Retry
+// habits by client* adds up; they read a subset of the chains' calls and
+// are valid as long as the chains are. A chain of
 // an hour is cut where a panel whose range holds the hour cuts it: its
 // calls are read from 60 s before the hour (the call before a call decides
 // whether it is a retry) to 600 s after it (the panels follow a chain ten
@@ -238,9 +246,9 @@ func neighbourhood(byHour map[int64]hourCount, h int64) (uint64, bool) {
 	return sum, settled
 }
 
-// foldChainHour folds the chains of one hour whose neighbourhood was
-// counted at inserts and records the fold, unless the count moved while it
-// ran; it returns the fold id, whether the fold holds an open chain, and
+// foldChainHour folds the chains and failures of one hour whose
+// neighbourhood was counted at inserts and records the fold, unless the
+// count moved while it ran; it returns the fold id, whether the fold holds an open chain, and
 // whether it recorded the fold. A fold cut short is never recorded, so
 // readers never see its rows.
 func foldChainHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint64, bool, bool, error) {
@@ -248,6 +256,9 @@ func foldChainHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (
 	at := []any{clickhouse.Named("hour_s", hour.Unix()), clickhouse.Named("fold", fold)}
 	if err := db.Exec(ctx, foldChainsHourSQL, at...); err != nil {
 		return 0, false, false, fmt.Errorf("fold chains of hour %s: %w", hour.Format(time.RFC3339), err)
+	}
+	if err := db.Exec(ctx, foldRecallsHourSQL, at...); err != nil {
+		return 0, false, false, fmt.Errorf("fold failures of hour %s: %w", hour.Format(time.RFC3339), err)
 	}
 	after, err := hourInserts(ctx, db, []any{clickhouse.Named("from_s", hour.Unix()-3600), clickhouse.Named("to_s", hour.Unix()+7200)}, hour, 0)
 	if err != nil {

@@ -54,6 +54,38 @@ func currentChains(t *testing.T, e *chtest.Engine, from, to time.Time) []string 
 	return out
 }
 
+// currentRecalls reads the failures of the current chain folds of
+// [from, to) (recalls_folded), one line an hour: hour, failures, those with
+// a next call within 60 s, with the same arguments too, with a retry-after
+// hint, and re-called before it.
+func currentRecalls(t *testing.T, e *chtest.Engine, from, to time.Time) []string {
+	t.Helper()
+	var rows []struct {
+		Hour     int64  `ch:"hour_s"`
+		Failures uint64 `ch:"failures"`
+		Next     uint64 `ch:"next_n"`
+		Same     uint64 `ch:"same_n"`
+		Hinted   uint64 `ch:"hinted_n"`
+		Early    uint64 `ch:"early_n"`
+	}
+	err := e.DB.Select(context.Background(), &rows, `SELECT toInt64(toUInt32(hour)) AS hour_s, count() AS failures,
+		  toUInt64(sum(next)) AS next_n, toUInt64(sum(same)) AS same_n, toUInt64(sum(hinted)) AS hinted_n, toUInt64(sum(early)) AS early_n
+		FROM recalls_folded
+		WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)
+		  AND hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
+		GROUP BY hour_s
+		ORDER BY hour_s`,
+		clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = fmt.Sprintf("%s %d %d %d %d %d", time.Unix(r.Hour, 0).UTC().Format("15:04"), r.Failures, r.Next, r.Same, r.Hinted, r.Early)
+	}
+	return out
+}
+
 // currentChainHours reads the hours of [from, to) that have a current
 // chain fold.
 func currentChainHours(t *testing.T, e *chtest.Engine, from, to time.Time) []time.Time {
@@ -79,7 +111,9 @@ func currentChainHours(t *testing.T, e *chtest.Engine, from, to time.Time) []tim
 // next hour, a failure right after an hour's end is a retry of the hour
 // before's and starts nothing, a chain still retrying where the fold stops
 // reading leaves its hour's fold open and unread, and the quiet hours (no
-// insert of their own) are recorded as empty. A second run folds nothing; a late insert into an hour sends
+// insert of their own) are recorded as empty. Each fold holds its hour's
+// failures too, each with what came after it, the next hour's first minute
+// included (recalls_folded). A second run folds nothing; a late insert into an hour sends
 // it and its neighbours back to the raw calls until they are folded again,
 // and the folds it supersedes are deleted.
 func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
@@ -104,6 +138,7 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 	for i := 0; i < 30; i++ { // from 12:55:00 to 13:19:10, past the 13:10 where 12:00's fold stops
 		calls = append(calls, chainCall("storm", at("12:55:00").Add(time.Duration(i)*50*time.Second), uint64(100+i), true, `{"q":"a"}`))
 	}
+	calls[0].RetryAfterMs = 60_000 // s1's retry 40 s later comes before the hint
 	const span = 5 * 24 * time.Hour
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -126,6 +161,21 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 			}
 			if got := currentChains(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, want) {
 				t.Errorf("folded chains\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			// 10:00: s1's failure (its next call 40 s later, in 11:00,
+			// before its hint) and s2's first (next with arguments of the
+			// same hash: chainCall hashes their length); 11:00: s2's
+			// second (next with other arguments) and third (none), s3's
+			// (none); 13:00:
+			// the storm's 24 failures, each followed 50 s later but the
+			// last; 12:00's fold is open.
+			wantRecalls := []string{
+				"10:00 2 2 2 1 1",
+				"11:00 3 1 0 0 0",
+				"13:00 24 23 23 0 0",
+			}
+			if got := currentRecalls(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, wantRecalls) {
+				t.Errorf("folded failures\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantRecalls, "\n"))
 			}
 			hours := currentChainHours(t, e, at("09:00:00"), at("15:00:00"))
 			if want := []time.Time{at("09:00:00"), at("10:00:00"), at("11:00:00"), at("13:00:00"), at("14:00:00")}; !slices.Equal(hours, want) {
@@ -163,25 +213,32 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 			if got := currentChains(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, want) {
 				t.Errorf("folded chains after the late insert\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
+			wantRecalls[1] = "11:00 3 2 1 0 0"
+			if got := currentRecalls(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, wantRecalls) {
+				t.Errorf("folded failures after the late insert\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantRecalls, "\n"))
+			}
 			// The superseded folds' rows and records go (mutations).
 			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 				var n []struct {
 					Records uint64 `ch:"records_n"`
 					Folds   uint64 `ch:"folds_n"`
+					Recalls uint64 `ch:"recall_folds_n"`
 				}
 				if err := e.DB.Select(ctx, &n, `SELECT
 					(SELECT count() FROM chain_folds WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')) AS records_n,
-					(SELECT uniqExact(fold) FROM chains_folded WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')) AS folds_n`,
+					(SELECT uniqExact(fold) FROM chains_folded WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')) AS folds_n,
+					(SELECT uniqExact(fold) FROM recalls_folded WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')) AS recall_folds_n`,
 					clickhouse.Named("from_s", at("10:00:00").Unix()), clickhouse.Named("to_s", at("13:00:00").Unix())); err != nil {
 					t.Fatal(err)
 				}
 				// Three records; the rows of 10:00's and 11:00's folds and
-				// of the open 12:00's.
-				if n[0].Records == 3 && n[0].Folds == 3 {
+				// of the open 12:00's, chains and failures alike.
+				if n[0].Records == 3 && n[0].Folds == 3 && n[0].Recalls == 3 {
 					break
 				}
 				if time.Since(start) > 30*time.Second {
-					t.Fatalf("%d chain fold records and rows of %d folds for 10:00-12:00; want 3 and 3 once the superseded ones are deleted", n[0].Records, n[0].Folds)
+					t.Fatalf("%d chain fold records, chain rows of %d folds and failures of %d for 10:00-12:00; want 3, 3 and 3 once the superseded ones are deleted",
+						n[0].Records, n[0].Folds, n[0].Recalls)
 				}
 			}
 		})
@@ -286,6 +343,60 @@ func TestRollupChainsRecordsQuietHoursWithoutReading(t *testing.T) {
 			}
 			if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 48 {
 				t.Errorf("%d current chain folds after the late insert; want all 48 hours'", len(hours))
+			}
+		})
+	}
+}
+
+// TestRollupChainsFoldsAgainTheFoldsWithoutFailures: a chain fold recorded
+// before recalls_folded existed (schema/032_chain_folds_recalls.sql: its
+// record's recalls is 0, and it wrote no failure) is not current, so that
+// readers take its hour from the raw calls rather than a fold without its
+// failures, and the next run folds the hour again, chains and failures,
+// superseding it.
+func TestRollupChainsFoldsAgainTheFoldsWithoutFailures(t *testing.T) {
+	ctx := context.Background()
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	h := day.Add(5 * time.Hour)
+	calls := []pipeline.Call{
+		chainCall("s", h.Add(10*time.Minute), 1, true, `{"q":"a"}`),
+		chainCall("s", h.Add(10*time.Minute+20*time.Second), 2, false, `{"q":"a"}`),
+	}
+	const span = 48 * time.Hour
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			if res, err := compact.RollupChains(ctx, e.DB, time.Now(), span, 0); err != nil || !slices.Equal(res.Folded, []time.Time{h}) {
+				t.Fatalf("first run: %+v %v; want %s folded", res, err, h.Format(time.RFC3339))
+			}
+			// The records and rows as the code before migration 032 left
+			// them: the same records without recalls, and no failure.
+			for _, q := range []string{
+				"CREATE TABLE saved_chain_folds AS chain_folds",
+				"INSERT INTO saved_chain_folds SELECT * FROM chain_folds",
+				"TRUNCATE TABLE chain_folds",
+				"TRUNCATE TABLE recalls_folded",
+				"INSERT INTO chain_folds (hour, inserts, fold, open, folded) SELECT hour, inserts, fold, open, folded FROM saved_chain_folds",
+			} {
+				if err := e.DB.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			to := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+			if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 0 {
+				t.Fatalf("%d current chain folds among the folds without failures; want none", len(hours))
+			}
+			res, err := compact.RollupChains(ctx, e.DB, time.Now(), span, 0)
+			if err != nil || !slices.Equal(res.Folded, []time.Time{h}) || len(res.Quiet) != 47 || res.Superseded != 48 {
+				t.Fatalf("second run: folded %v, %d quiet, %d superseded, err %v; want %s folded again, the 47 others recorded again, the 48 old folds superseded",
+					res.Folded, len(res.Quiet), res.Superseded, err, h.Format(time.RFC3339))
+			}
+			if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 48 {
+				t.Errorf("%d current chain folds; want all 48 hours'", len(hours))
+			}
+			want := []string{h.Format("15:04") + " 1 1 1 0 0"}
+			if got := currentRecalls(t, e, day, day.Add(24*time.Hour)); !slices.Equal(got, want) {
+				t.Errorf("folded failures %q; want %q", got, want)
 			}
 		})
 	}

@@ -2,13 +2,16 @@ package dashboards_test
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/traffic"
 )
@@ -16,7 +19,9 @@ import (
 // TestClientHabitsPanel checks the Retry habits by client panel against
 // clientHabits, the same numbers computed in Go from the calls: the generated
 // traffic, whose clients have distinct habits (traffic/session.go), over its
-// whole day and over a range that cuts it at both ends, on both engines. The
+// whole day and over a range that cuts it at both ends, on both engines,
+// from the raw calls and again with the hours folded (compact.RollupChains,
+// recalls_folded). The
 // habits must show in the panel: cursor re-sends the largest share of what
 // should be corrected, python-sdk gives up on the largest share of what
 // should be retried, and stateless-agent alone re-calls before the hint.
@@ -35,20 +40,48 @@ func TestClientHabitsPanel(t *testing.T) {
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, calls)
-			for ri, r := range ranges {
-				_, rows := query(t, e, tg.expand(t, e, tg.sql, r))
-				var got []string
-				for _, row := range rows {
-					got = append(got, fmt.Sprintf("%v failures=%v correctable=%v resent=%v (%.4f) retryable=%v given_up=%v (%.4f) hinted=%v early=%v", row...))
-				}
-				want := clientHabits(calls, r)
-				if !slices.Equal(got, want) {
-					t.Errorf("range %d: panel and reference differ\n panel %q\n   ref %q", ri, got, want)
-				}
-				if ri == 0 {
-					requireHabits(t, rows)
+			compare := func(what string, calls []pipeline.Call) {
+				for ri, r := range ranges {
+					_, rows := query(t, e, tg.expand(t, e, tg.sql, r))
+					var got []string
+					for _, row := range rows {
+						got = append(got, fmt.Sprintf("%v failures=%v correctable=%v resent=%v (%.4f) retryable=%v given_up=%v (%.4f) hinted=%v early=%v", row...))
+					}
+					want := clientHabits(calls, r)
+					if !slices.Equal(got, want) {
+						t.Errorf("%s, range %d: panel and reference differ\n panel %q\n   ref %q", what, ri, got, want)
+					}
+					if ri == 0 {
+						requireHabits(t, rows)
+					}
 				}
 			}
+			compare("raw calls", calls)
+			// Again with the complete hours' failures folded (with their
+			// chains): the panel reads them from recalls_folded up to
+			// $chain_bound, the rest raw.
+			res, err := compact.RollupChains(context.Background(), e.DB, time.Now(), time.Since(ranges[0].from)+48*time.Hour, 0)
+			if err != nil || len(res.Folded) < 4 {
+				t.Fatalf("fold: %+v %v; want the traffic's hours folded", res, err)
+			}
+			compare("folded hours", calls)
+			// An insert into an hour in the middle outdates its fold and
+			// its neighbours': the bound lies inside the range, the hours
+			// before it from the fold, the rest raw. The call is a success
+			// of a session of its own, which changes no row.
+			extra := calls[0]
+			extra.SessionKey, extra.SessionID, extra.CallID = "extra-session", "extra-session", extra.CallID^1
+			extra.Time = traffic.DefaultStart.Truncate(time.Hour).Add(2*time.Hour + 30*time.Minute)
+			extra.TimeMs, extra.IsFailure, extra.Category = extra.Time.UnixMilli(), 0, "OK"
+			e.Insert(t, []pipeline.Call{extra})
+			var current []struct {
+				N uint64 `ch:"n"`
+			}
+			if err := e.DB.Select(context.Background(), &current, "SELECT count() AS n FROM chain_current_folds WHERE hour = @hour",
+				clickhouse.Named("hour", extra.Time.Truncate(time.Hour))); err != nil || len(current) != 1 || current[0].N != 0 {
+				t.Fatalf("the hour of the extra call still has a current chain fold: %v %v", current, err)
+			}
+			compare("an hour's fold outdated", append(slices.Clone(calls), extra))
 		})
 	}
 }

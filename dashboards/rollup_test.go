@@ -116,7 +116,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			// an hourly fold is compared over a range that cuts hours at
 			// both ends too, which it reads raw.
 			ranges := []expansion{{"", func(q string) string { return expand(t, e, tg, q) }}}
-			if strings.Contains(tg.sql, "invalid_args_folded") || strings.Contains(tg.sql, "chains_folded") {
+			if strings.Contains(tg.sql, "invalid_args_folded") || readsChainFolds(tg.sql) {
 				ranges = append(ranges, expansion{" over a range that cuts hours", func(q string) string { return tg.expand(t, e, q, cut) }})
 			}
 			for _, rg := range ranges {
@@ -146,11 +146,13 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 		var n []struct {
 			N uint64 `ch:"n"`
 		}
-		if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM chains_folded WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)"); err != nil {
-			t.Fatal(err)
-		}
-		if n[0].N == 0 {
-			t.Fatal("the current chain folds hold no chain; the folded comparison would prove nothing")
+		for _, table := range []string{"chains_folded", "recalls_folded"} {
+			if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM "+table+" WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)"); err != nil {
+				t.Fatal(err)
+			}
+			if n[0].N == 0 {
+				t.Fatalf("the current chain folds hold no row in %s; the folded comparison would prove nothing", table)
+			}
 		}
 		if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM chain_folds WHERE open = 1 AND toInt64(toUInt32(hour)) = @hour_s", clickhouse.Named("hour_s", day.Add(12*time.Hour).Unix())); err != nil {
 			t.Fatal(err)
@@ -307,13 +309,14 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 					t.Errorf("%s with unmarked folds differs from its answer over the states:\n got %s\nwant %s", tg.file, after[tg.file], before[tg.file])
 				}
 			}
-			// Likewise the chain panels: every folded chain counted twice,
-			// and then their folds' records gone, which sends them back to
-			// the raw calls and their answers before.
+			// Likewise the chain panels and Retry habits by client: every
+			// folded chain and failure counted twice, and then their folds'
+			// records gone, which sends them back to the raw calls and
+			// their answers before.
 			chainPanels := func() map[string]string {
 				out := map[string]string{}
 				for _, tg := range targets {
-					if strings.Contains(tg.sql, "FROM chains_folded") {
+					if readsChainFolds(tg.sql) {
 						_, rows := query(t, e, expand(t, e, tg, tg.sql))
 						out[tg.file] = canonical(rows)
 					}
@@ -321,16 +324,18 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 				return out
 			}
 			before = chainPanels()
-			if len(before) != 4 {
-				t.Errorf("%d panels read chains_folded, want the four chain panels", len(before))
+			if len(before) != 5 {
+				t.Errorf("%d panels read chains_folded or recalls_folded, want the four chain panels and Retry habits by client", len(before))
 			}
-			if err := e.DB.Exec(context.Background(), `INSERT INTO chains_folded
-				SELECT * FROM chains_folded WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)`); err != nil {
-				t.Fatal(err)
+			for _, table := range []string{"chains_folded", "recalls_folded"} {
+				if err := e.DB.Exec(context.Background(), `INSERT INTO `+table+`
+					SELECT * FROM `+table+` WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)`); err != nil {
+					t.Fatal(err)
+				}
 			}
 			for file, got := range chainPanels() {
 				if got == before[file] {
-					t.Errorf("%s answers as before with its folded chains counted twice: it does not read them", file)
+					t.Errorf("%s answers as before with its folded chains or failures counted twice: it does not read them", file)
 				}
 			}
 			if err := e.DB.Exec(context.Background(), "TRUNCATE TABLE chain_folds"); err != nil {

@@ -1,5 +1,5 @@
 -- The hours in [@from_hour_s, @to_hour_s) with a current chain fold
--- (schema/028_chain_current_folds.sql), their starts in Unix seconds,
+-- (schema/034_chain_current_folds.sql), their starts in Unix seconds,
 -- ascending. queries.foldedChainArgs reads the chains of the hours from
 -- @from_hour_s up to the first one missing here from their fold
 -- (compact.RollupChains, schema/026_chains_folded.sql), and the rest from

@@ -110,6 +110,7 @@ var tables = []table{
 	{"calls_flags_folded", "hour", false},
 	{"chains_folded", "hour", false},
 	{"chain_folds", "hour", false},
+	{"recalls_folded", "hour", false},
 }
 
 // Result is what one Apply did.

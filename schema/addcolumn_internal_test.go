@@ -16,8 +16,8 @@ func TestAddedColumnStatements(t *testing.T) {
 			found[m.Name] = sub[1] + "." + sub[2]
 		}
 	}
-	if len(found) != 1 || found["024_calls_args_validated.sql"] != "calls.args_validated" {
-		t.Errorf("migrations adding a column: %v, want 024's calls.args_validated only", found)
+	if len(found) != 2 || found["024_calls_args_validated.sql"] != "calls.args_validated" || found["032_chain_folds_recalls.sql"] != "chain_folds.recalls" {
+		t.Errorf("migrations adding a column: %v, want 024's calls.args_validated and 032's chain_folds.recalls", found)
 	}
 	for stmt, want := range map[string]bool{
 		"ALTER TABLE calls ADD COLUMN a UInt8":                      true,

@@ -2,7 +2,7 @@
 -- (build.go, boundVariable): the Unix second up to which those panels read
 -- chains from their hourly fold (compact.RollupChains,
 -- schema/026_chains_folded.sql), as one value. It is the start of the range's
--- first hour without a current chain fold (schema/028_chain_current_folds.sql)
+-- first hour without a current chain fold (schema/034_chain_current_folds.sql)
 -- counting from the hour the range starts in, or the end of the hour the
 -- range ends in when every hour has one. The panels read the chains that
 -- start before it from the fold and compute the ones that start from it on
