@@ -131,7 +131,7 @@ func TestRetentionJobOnCluster(t *testing.T) {
 	}
 	// Every replica holds every row of the recorded folds at once: the
 	// quorum, not replication later on.
-	for _, table := range []string{"calls_5m_folded", "chains_folded", "calls_1h_folded"} {
+	for _, table := range []string{"calls_5m_folded", "chains_folded", "recalls_folded", "calls_1h_folded"} {
 		var per []uint64
 		for s := range cluster.Nodes {
 			for r := range cluster.Nodes[s] {
