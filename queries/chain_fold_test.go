@@ -15,12 +15,12 @@ import (
 	"github.com/mcplens/mcplens/queries"
 )
 
-// TestChainQueriesReadTheChainFolds runs retry outcomes and
-// misclassifications on random traffic whose hours the retention job has
+// TestChainQueriesReadTheChainFolds runs retry outcomes,
+// misclassifications and re-calls (by tool, and by client) on random traffic whose hours the retention job has
 // folded (compact.RollupChains, and compact.RollupHours for the misflagged
 // rows' calls_flags_folded), on every engine, and compares them row for
-// row with the reference implementation: with the chains of the folded hours
-// from their fold and the others from the raw calls (the default window),
+// row with the reference implementation: with the chains and failures of the
+// folded hours from their folds and the others from the raw calls (the default window),
 // and from the raw calls alone (another window). The traffic is replayed
 // into hours already folded, which sends them back to the raw calls, then
 // folded again, and a late call leaves one hour unfolded between folded
@@ -77,6 +77,8 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 	type answers struct {
 		outcomes []queries.RetryOutcome
 		mis      []queries.Misclassification
+		recalls  []queries.Recall
+		byClient []queries.Recall
 	}
 	// A late call into 08:00, once everything is folded: the hours on
 	// either side stay folded, 08:00 and its chains are read raw.
@@ -86,7 +88,10 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		all := append(append(calls[:len(calls):len(calls)], replays[:rows]...), extra...)
 		want := make([]answers, len(cases))
 		for i, c := range cases {
-			want[i] = answers{refRetryOutcomes(all, c.f, c.window), refMisclassifications(all, c.f, c.window, c.minChains, nonIdempotent(c.f.To))}
+			cf := c.f
+			cf.ByClient = true
+			want[i] = answers{refRetryOutcomes(all, c.f, c.window), refMisclassifications(all, c.f, c.window, c.minChains, nonIdempotent(c.f.To)),
+				refRecalls(all, c.f, c.window), refRecalls(all, cf, c.window)}
 		}
 		return want
 	}
@@ -108,10 +113,21 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			differ[i] = !equalRows(outcomes, want[i].outcomes) || !equalRows(mis, want[i].mis)
+			recalls, err := queries.Recalls(ctx, e.DB, c.f, c.window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cf := c.f
+			cf.ByClient = true
+			byClient, err := queries.Recalls(ctx, e.DB, cf, c.window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			differ[i] = !equalRows(outcomes, want[i].outcomes) || !equalRows(mis, want[i].mis) ||
+				!equalRows(recalls, want[i].recalls) || !equalRows(byClient, want[i].byClient)
 			if differ[i] && !expected {
-				t.Errorf("%s, %s: SQL and reference differ\n got %s\n     %s\nwant %s\n     %s", step, name(c),
-					dump(outcomes), dump(mis), dump(want[i].outcomes), dump(want[i].mis))
+				t.Errorf("%s, %s: SQL and reference differ\n got %s\n     %s\n     %s\n     %s\nwant %s\n     %s\n     %s\n     %s", step, name(c),
+					dump(outcomes), dump(mis), dump(recalls), dump(byClient), dump(want[i].outcomes), dump(want[i].mis), dump(want[i].recalls), dump(want[i].byClient))
 			}
 			if i == 0 || i == 5 {
 				checkByPair(t, e, step+", "+name(c), c.f, c.window, c.minChains)
@@ -165,8 +181,10 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 			}
 			check(t, e, "its hour folded again", wantLate, false)
 
-			if err := e.DB.Exec(ctx, "TRUNCATE TABLE chains_folded"); err != nil {
-				t.Fatal(err)
+			for _, table := range []string{"chains_folded", "recalls_folded"} {
+				if err := e.DB.Exec(ctx, "TRUNCATE TABLE "+table); err != nil {
+					t.Fatal(err)
+				}
 			}
 			differ := check(t, e, "fold rows emptied", wantLate, true)
 			read = 0
@@ -180,6 +198,24 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 			}
 			if read == 0 {
 				t.Error("no answer with the default window changed when the fold's rows were emptied: the chain queries do not read the fold")
+			}
+			// Likewise re-calls alone, which read the failures' fold.
+			read = 0
+			for i, c := range cases {
+				recalls, err := queries.Recalls(ctx, e.DB, c.f, c.window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if equalRows(recalls, wantLate[i].recalls) {
+					continue
+				}
+				if c.window != queries.FoldedChainWindow {
+					t.Errorf("%s: re-calls changed with the folds' rows emptied; only the window %s reads them", name(c), queries.FoldedChainWindow)
+				}
+				read++
+			}
+			if read == 0 {
+				t.Error("no re-calls answer changed when the failures' fold was emptied: Recalls does not read it")
 			}
 
 			// The misflagged rows count the whole hours from their fold

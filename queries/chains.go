@@ -64,9 +64,10 @@ func spanArgs(f Filter, w, lo, hi int64) []any {
 // windows past the hour: only chain queries with this window read them.
 const FoldedChainWindow = DefaultRetryWindow
 
-// foldedChainArgs binds the parameters of the chain queries that read the
-// chain folds (retry_outcomes.sql, misclassifications.sql): chainArgs' with
-// the raw span starting one window before the bound, and the bound itself.
+// foldedChainArgs binds the parameters of the queries that read the chain
+// folds (retry_outcomes.sql and misclassifications.sql their chains,
+// recalls.sql their failures): chainArgs' with back and ahead, the raw span
+// starting back windows before the bound, and the bound itself.
 // The bound (bound_s) is where the chains stop coming from the fold
 // (chain_fold_hours.sql): the start of the first hour from the range's first
 // (from_hour_s) without a current chain fold, or of the hour the range ends
@@ -75,7 +76,7 @@ const FoldedChainWindow = DefaultRetryWindow
 // comes from the raw calls. raw_from_ms is the earliest start of a chain
 // taken from the raw calls, the later of From and the bound. When the bound
 // is past the range no chain starts from it, and the raw span is empty.
-func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration) ([]any, error) {
+func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration, back, ahead int64) ([]any, error) {
 	w, err := chainWindow(f, window)
 	if err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration)
 	}
 	to := f.To.UnixMilli()
 	rawFrom := max(f.From.UnixMilli(), bound*1000)
-	lo, hi := rawFrom-w, to+ChainHorizon*w
+	lo, hi := rawFrom-back*w, to+ahead*w
 	if rawFrom >= to {
 		lo = hi
 	}

@@ -11,25 +11,29 @@ import (
 
 var (
 	// recallsByClientSQL is recalls.sql as written, reading each group's
-	// client; recallsSQL is the same without the client column (withoutClient).
+	// and folded failure's client; recallsSQL is the same without the client
+	// column (withoutClient).
 	recallsByClientSQL = mustSQL("recalls.sql")
 	recallsSQL         = withoutClient(recallsByClientSQL)
 )
 
-// clientColumn is the expression of recalls.sql that reads a group's
-// client.
-const clientColumn = "min(toString(client)) AS client_"
+// clientColumns are the expressions of recalls.sql that read the client:
+// a raw group's and a folded failure's.
+var clientColumns = []string{"min(toString(client)) AS client_", "CAST(client AS String) AS client_"}
 
-// withoutClient returns query with clientColumn replaced by an empty
-// string: ClickHouse 18.16 reads a column a query names even where a
+// withoutClient returns query with each of clientColumns replaced by an
+// empty string: ClickHouse 18.16 reads a column a query names even where a
 // constant condition leaves it unused, and reading the client cost
 // /recalls 1.03-1.07x its time there (BENCHMARKS.md, fifty-first round).
-// It panics at start-up unless query names clientColumn once.
+// It panics at start-up unless query names each of them once.
 func withoutClient(query string) string {
-	if n := strings.Count(query, clientColumn); n != 1 {
-		panic(fmt.Sprintf("queries: recalls.sql names %q %d times, want 1", clientColumn, n))
+	for _, c := range clientColumns {
+		if n := strings.Count(query, c); n != 1 {
+			panic(fmt.Sprintf("queries: recalls.sql names %q %d times, want 1", c, n))
+		}
+		query = strings.Replace(query, c, "'' AS client_", 1)
 	}
-	return strings.Replace(query, clientColumn, "'' AS client_", 1)
+	return query
 }
 
 // Recall counts the failed calls of one tool and category, and the unchanged
@@ -64,9 +68,11 @@ type Recall struct {
 // f.To) and how many of them were followed, within window, by a call of the
 // same tool in the same session key with identical arguments. Rows are
 // ordered by tool and category (with f.ByClient, per client too, or with
-// f.ByPair, per tenant and server too, ordered by them first).
+// f.ByPair, per tenant and server too, ordered by them first). With the
+// default window the failures of the hours the retention job has folded
+// come from their fold (foldedChainArgs), the others from the raw calls.
 func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Recall, error) {
-	args, err := chainArgs(f, window, 0, 1)
+	args, err := foldedChainArgs(ctx, db, f, window, 0, 1)
 	if err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)
 	}

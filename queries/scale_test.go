@@ -59,6 +59,11 @@ func BenchmarkScale(b *testing.B) {
 			_, err := queries.Recalls(ctx, db, f, time.Minute)
 			return err
 		}},
+		{"recalls-by-client", func(db queries.DB, f queries.Filter) error {
+			f.ByClient = true
+			_, err := queries.Recalls(ctx, db, f, time.Minute)
+			return err
+		}},
 		{"misclassifications", func(db queries.DB, f queries.Filter) error {
 			_, err := queries.Misclassifications(ctx, db, f, time.Minute, 5)
 			return err
@@ -153,18 +158,24 @@ func BenchmarkScale(b *testing.B) {
 		}
 		run("", func(string) bool { return true })
 		// The endpoints that read the folds (the spikes' baseline and range,
-		// schema violations' counts, the others' copied call ids), again once the retention job has
-		// folded the complete hours (compact.RollupHours), as it has within
-		// the hour in production.
+		// schema violations' counts, the others' copied call ids, the chain
+		// endpoints' chains and failures), again once the retention job has
+		// folded the complete hours (compact.RollupHours) and their chains
+		// (compact.RollupChains), as it has within the hour in production.
 		start = time.Now()
 		res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%s: folded %d hours in %s", e.Name, len(res.Folded), time.Since(start).Round(time.Millisecond))
+		chains, err := compact.RollupChains(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%s: folded %d hours and their chains in %s (chains %s)", e.Name, len(res.Folded), time.Since(start).Round(time.Millisecond), chains.Took.Round(time.Millisecond))
 		run("-folded", func(name string) bool {
 			switch name {
-			case "overview", "failure-rates", "empty-results", "misclassifications", "schema-violations", "calls-latest-only-failed":
+			case "overview", "failure-rates", "empty-results", "misclassifications", "schema-violations", "calls-latest-only-failed",
+				"retry-outcomes", "recalls", "recalls-by-client":
 				return true
 			}
 			return strings.HasPrefix(name, "invalid-argument-spikes")
