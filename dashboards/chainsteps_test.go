@@ -91,3 +91,50 @@ func TestChainStepsMatchAcrossFiles(t *testing.T) {
 		}
 	}
 }
+
+// recallStepFiles are the statements that find each failure's next call
+// with the same array steps: the re-call panels, the API's re-calls and the
+// retention job's fold of the failures. TestRecallStepsMatchAcrossFiles
+// keeps their copies one definition, as TestChainStepsMatchAcrossFiles does
+// the chains'.
+var recallStepFiles = []string{
+	"panels/recalls.sql",
+	"panels/client_habits.sql",
+	"../queries/recalls.sql",
+	"../compact/fold_recalls_hour.sql",
+}
+
+// recallSteps returns the lines of file from the sequence's times (t0) to
+// the next call's same arguments (same), trimmed, without comments, with
+// the API's bound retry window written as the panels' 60 s.
+func recallSteps(t *testing.T, file string) []string {
+	t.Helper()
+	var out []string
+	in := false
+	for _, l := range sqlLines(t, file) {
+		l = strings.TrimSpace(l)
+		in = in || strings.HasSuffix(l, " AS t0,")
+		if !in {
+			continue
+		}
+		out = append(out, strings.ReplaceAll(l, "@window_ms", "60000"))
+		if strings.HasSuffix(l, " AS same,") {
+			return out
+		}
+	}
+	t.Fatalf("%s: no re-call steps from \"... AS t0,\" to \"... AS same,\"", file)
+	return nil
+}
+
+// TestRecallStepsMatchAcrossFiles: every statement that finds a failure's
+// next call from the raw calls does it with the same steps
+// (recallStepFiles): copies dropped, the next call's time, within the
+// window, with the same arguments.
+func TestRecallStepsMatchAcrossFiles(t *testing.T) {
+	want := recallSteps(t, recallStepFiles[0])
+	for _, file := range recallStepFiles[1:] {
+		if got := recallSteps(t, file); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s cuts its re-calls otherwise than %s:\n%s\n---\n%s", file, recallStepFiles[0], strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
