@@ -59,9 +59,9 @@ type ChainResult struct {
 // grouping every call of every session and tool with a failure, and under
 // the same fold id the hour's failures with what came after each, one row a
 // failure (recalls_folded, schema/031_recalls_folded.sql), which *Retry
-// habits by client* adds up; they read a subset of the chains' calls and
-// are valid as long as the chains are. A chain of
-// an hour is cut where a panel whose range holds the hour cuts it: its
+// habits by client* and /recalls add up; they read a subset of the chains'
+// calls and are valid as long as the chains are. A chain of an hour is cut
+// where a panel whose range holds the hour cuts it: its
 // calls are read from 60 s before the hour (the call before a call decides
 // whether it is a retry) to 600 s after it (the panels follow a chain ten
 // windows past their range), so the fold of an hour depends on the calls
@@ -248,9 +248,9 @@ func neighbourhood(byHour map[int64]hourCount, h int64) (uint64, bool) {
 
 // foldChainHour folds the chains and failures of one hour whose
 // neighbourhood was counted at inserts and records the fold, unless the
-// count moved while it ran; it returns the fold id, whether the fold holds an open chain, and
-// whether it recorded the fold. A fold cut short is never recorded, so
-// readers never see its rows.
+// count moved while it ran; it returns the fold id, whether the fold holds
+// an open chain, and whether it recorded the fold. A fold cut short is never
+// recorded, so readers never see its rows.
 func foldChainHour(ctx context.Context, db DB, hour time.Time, inserts uint64) (uint64, bool, bool, error) {
 	fold := uint64(time.Now().UnixNano())
 	at := []any{clickhouse.Named("hour_s", hour.Unix()), clickhouse.Named("fold", fold)}

@@ -74,7 +74,8 @@ const FoldedChainWindow = DefaultRetryWindow
 // in; with a window other than FoldedChainWindow, or a range that starts
 // in the last two hours, it is the range's first hour, and every chain
 // comes from the raw calls. raw_from_ms is the earliest start of a chain
-// taken from the raw calls, the later of From and the bound. When the bound
+// (or time of a failure) taken from the raw calls, the later of From and the
+// bound. When the bound
 // is past the range no chain starts from it, and the raw span is empty.
 func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration, back, ahead int64) ([]any, error) {
 	w, err := chainWindow(f, window)
