@@ -77,10 +77,12 @@ const FoldedChainWindow = DefaultRetryWindow
 // (or time of a failure) taken from the raw calls, the later of From and the
 // bound. When the bound
 // is past the range no chain starts from it, and the raw span is empty.
-func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration, back, ahead int64) ([]any, error) {
+// folded reports whether the bound lies past the range's first hour: some
+// hour is read from the fold.
+func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration, back, ahead int64) (args []any, folded bool, err error) {
 	w, err := chainWindow(f, window)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	fromHour := floorDiv(f.From.UnixMilli(), 3_600_000) * 3600
 	toHour := floorDiv(f.To.UnixMilli(), 3_600_000) * 3600
@@ -91,7 +93,7 @@ func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration,
 	// behind the job's only sends a range to the raw calls too.
 	if window == FoldedChainWindow && toHour > fromHour && fromHour+7200 <= time.Now().Unix() {
 		if bound, err = foldedUntil(ctx, db, chainFoldHoursSQL, fromHour, toHour); err != nil {
-			return nil, fmt.Errorf("chain bound: %w", err)
+			return nil, false, fmt.Errorf("chain bound: %w", err)
 		}
 	}
 	to := f.To.UnixMilli()
@@ -104,7 +106,7 @@ func foldedChainArgs(ctx context.Context, db DB, f Filter, window time.Duration,
 		clickhouse.Named("from_hour_s", fromHour),
 		clickhouse.Named("bound_s", bound),
 		clickhouse.Named("raw_from_ms", rawFrom),
-	), nil
+	), bound > fromHour, nil
 }
 
 func floorDiv(a, b int64) int64 {

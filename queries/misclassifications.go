@@ -104,7 +104,7 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 	var rows, flagged []Misclassification
 	err := together(ctx,
 		func(ctx context.Context) error {
-			args, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
+			args, _, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,39 @@ func TestSplitPairKey(t *testing.T) {
 		tenant, server, tool, err := splitPairKey(c.key)
 		if (err == nil) != c.ok || c.ok && (tenant != c.tenant || server != c.server || tool != c.tool) {
 			t.Errorf("splitPairKey(%q) = %q, %q, %q, %v; want %q, %q, %q, ok %v", c.key, tenant, server, tool, err, c.tenant, c.server, c.tool, c.ok)
+		}
+	}
+}
+
+// TestRecallsStatementForms: of recalls.sql's four forms, those without the
+// client name no client column, and the raw ones read no fold; each keeps
+// the raw branch and the range's filters.
+func TestRecallsStatementForms(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		sql          string
+		client, fold bool
+	}{
+		{"recallsSQL", recallsSQL, false, true},
+		{"recallsByClientSQL", recallsByClientSQL, true, true},
+		{"recallsRawSQL", recallsRawSQL, false, false},
+		{"recallsRawByClientSQL", recallsRawByClientSQL, true, false},
+	} {
+		var code []string // the statement without its comments
+		for _, l := range strings.Split(c.sql, "\n") {
+			if i := strings.Index(l, "--"); i >= 0 {
+				l = l[:i]
+			}
+			code = append(code, l)
+		}
+		c.sql = strings.Join(code, "\n")
+		client := strings.Contains(c.sql, "toString(client)") || strings.Contains(c.sql, "CAST(client AS String)")
+		fold := strings.Contains(c.sql, "recalls_folded") || strings.Contains(c.sql, "chain_current_folds")
+		if client != c.client || fold != c.fold {
+			t.Errorf("%s: reads the client %v (want %v), the fold %v (want %v)", c.name, client, c.client, fold, c.fold)
+		}
+		if !strings.Contains(c.sql, "FROM calls\n") || !strings.Contains(c.sql, "@raw_from_ms") || strings.Count(c.sql, "UNION ALL") != map[bool]int{true: 1}[c.fold] {
+			t.Errorf("%s: not the raw branch alone or beside the fold's:\n%s", c.name, c.sql)
 		}
 	}
 }

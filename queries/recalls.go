@@ -12,10 +12,31 @@ import (
 var (
 	// recallsByClientSQL is recalls.sql as written, reading each group's
 	// and folded failure's client; recallsSQL is the same without the client
-	// column (withoutClient).
-	recallsByClientSQL = mustSQL("recalls.sql")
-	recallsSQL         = withoutClient(recallsByClientSQL)
+	// column (withoutClient); the Raw forms are the two without the fold's
+	// branch (withoutFold).
+	recallsByClientSQL    = mustSQL("recalls.sql")
+	recallsSQL            = withoutClient(recallsByClientSQL)
+	recallsRawByClientSQL = withoutFold(recallsByClientSQL)
+	recallsRawSQL         = withoutFold(recallsSQL)
 )
+
+// foldBranch marks the start of recalls.sql's branch that reads the folded
+// failures, which ends with the UNION ALL after it.
+const foldBranch = "-- The failures of the folded hours"
+
+// withoutFold returns query without its fold branch, for a range with no
+// folded hour: the branch would read nothing, but its set of the current
+// folds (chain_current_folds) is built all the same, which cost /recalls
+// 20-36 ms and the gauges' every refresh (BENCHMARKS.md, fifty-second
+// round). It panics at start-up unless query has the branch once.
+func withoutFold(query string) string {
+	i := strings.Index(query, foldBranch)
+	j := strings.Index(query[max(i, 0):], "UNION ALL\n")
+	if i < 0 || j < 0 || strings.Count(query, foldBranch) != 1 {
+		panic(fmt.Sprintf("queries: recalls.sql has no single branch from %q to UNION ALL", foldBranch))
+	}
+	return query[:i] + query[i+j+len("UNION ALL\n"):]
+}
 
 // clientColumns are the expressions of recalls.sql that read the client:
 // a raw group's and a folded failure's.
@@ -72,14 +93,14 @@ type Recall struct {
 // default window the failures of the hours the retention job has folded
 // come from their fold (foldedChainArgs), the others from the raw calls.
 func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Recall, error) {
-	args, err := foldedChainArgs(ctx, db, f, window, 0, 1)
+	args, folded, err := foldedChainArgs(ctx, db, f, window, 0, 1)
 	if err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)
 	}
-	query := recallsSQL
-	if f.ByClient {
-		query = recallsByClientSQL
-	}
+	query := map[[2]bool]string{
+		{false, false}: recallsRawSQL, {false, true}: recallsRawByClientSQL,
+		{true, false}: recallsSQL, {true, true}: recallsByClientSQL,
+	}[[2]bool{folded, f.ByClient}]
 	var rows []Recall
 	if err := db.Select(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)

@@ -42,7 +42,7 @@ type RetryOutcome struct {
 // FoldedChainWindow the chains of the hours the retention job has folded
 // come from their fold (one query for the bound, then the chains).
 func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) ([]RetryOutcome, error) {
-	args, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
+	args, _, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
 	if err != nil {
 		return nil, fmt.Errorf("retry outcomes: %w", err)
 	}
