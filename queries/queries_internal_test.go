@@ -66,19 +66,19 @@ func TestSplitPairKey(t *testing.T) {
 	}
 }
 
-// TestRecallsStatementForms: of recalls.sql's four forms, those without the
-// client name no client column, and the raw ones read no fold; each keeps
-// the raw branch and the range's filters.
+// TestRecallsStatementForms: of recalls.sql's four forms (recallsStatement),
+// those without the client name no client column, and the raw ones read no
+// fold; each keeps the raw branch.
 func TestRecallsStatementForms(t *testing.T) {
 	for _, c := range []struct {
 		name         string
 		sql          string
 		client, fold bool
 	}{
-		{"recallsSQL", recallsSQL, false, true},
-		{"recallsByClientSQL", recallsByClientSQL, true, true},
-		{"recallsRawSQL", recallsRawSQL, false, false},
-		{"recallsRawByClientSQL", recallsRawByClientSQL, true, false},
+		{"folded", recallsStatement(true, false), false, true},
+		{"folded by client", recallsStatement(true, true), true, true},
+		{"raw", recallsStatement(false, false), false, false},
+		{"raw by client", recallsStatement(false, true), true, false},
 	} {
 		var code []string // the statement without its comments
 		for _, l := range strings.Split(c.sql, "\n") {

@@ -20,6 +20,20 @@ var (
 	recallsRawSQL         = withoutFold(recallsSQL)
 )
 
+// recallsStatement is the form of recalls.sql for a range with some hour
+// folded or none, and rows by client or not.
+func recallsStatement(folded, byClient bool) string {
+	switch {
+	case folded && byClient:
+		return recallsByClientSQL
+	case folded:
+		return recallsSQL
+	case byClient:
+		return recallsRawByClientSQL
+	}
+	return recallsRawSQL
+}
+
 // foldBranch marks the start of recalls.sql's branch that reads the folded
 // failures, which ends with the UNION ALL after it.
 const foldBranch = "-- The failures of the folded hours"
@@ -97,10 +111,7 @@ func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Reca
 	if err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)
 	}
-	query := map[[2]bool]string{
-		{false, false}: recallsRawSQL, {false, true}: recallsRawByClientSQL,
-		{true, false}: recallsSQL, {true, true}: recallsByClientSQL,
-	}[[2]bool{folded, f.ByClient}]
+	query := recallsStatement(folded, f.ByClient)
 	var rows []Recall
 	if err := db.Select(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)

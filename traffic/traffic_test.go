@@ -120,6 +120,12 @@ func (l *labeled) structured() map[string]any {
 	return m
 }
 
+// signature identifies the call a line makes: its session, server, tool
+// and arguments. A line with another's signature sends the same call again.
+func (l *labeled) signature() string {
+	return l.key() + " " + l.c.Server + " " + l.c.Request.Params.Name + " " + string(l.c.Request.Params.Arguments)
+}
+
 // failed reports whether the line is a failure on the wire: no answer, a
 // JSON-RPC error or isError true.
 func (l *labeled) failed() bool {
@@ -503,7 +509,7 @@ func TestRepeatsWithinAMinuteAreRetries(t *testing.T) {
 		for i := range lines {
 			l := &lines[i]
 			start, _ := time.Parse(time.RFC3339Nano, l.c.Time)
-			sig := l.key() + " " + l.c.Server + " " + l.c.Request.Params.Name + " " + string(l.c.Request.Params.Arguments)
+			sig := l.signature()
 			if p, ok := last[sig]; ok && start.Sub(p.end) < time.Minute {
 				gap, limit := start.Sub(p.end), 20*time.Second
 				if l.c.Request.Params.RequestState != "" {
@@ -537,14 +543,11 @@ func TestClientsHaveTheirHabits(t *testing.T) {
 	type tally struct{ invalid, resent, retryable, givenUp, hinted, early int }
 	by := map[string]*tally{}
 	retryable := map[Story]bool{StoryRateLimited: true, StoryUpstreamTimeout: true, StoryPoolExhausted: true}
-	sig := func(l *labeled) string {
-		return l.key() + " " + l.c.Server + " " + l.c.Request.Params.Name + " " + string(l.c.Request.Params.Arguments)
-	}
 	// next[i] is the index of the next line with line i's signature.
 	next := make([]int, len(lines))
 	seen := map[string]int{}
 	for i := len(lines) - 1; i >= 0; i-- {
-		s := sig(&lines[i])
+		s := lines[i].signature()
 		next[i] = -1
 		if j, ok := seen[s]; ok {
 			next[i] = j
