@@ -722,10 +722,13 @@ func TestBoundVariables(t *testing.T) {
 	}
 }
 
-// readsChainFolds reports whether sql reads what compact.RollupChains folds:
-// the retry chains (chains_folded) or the failures (recalls_folded).
+// chainFoldRows are the tables compact.RollupChains folds an hour into:
+// the retry chains and the failures.
+var chainFoldRows = []string{"chains_folded", "recalls_folded"}
+
+// readsChainFolds reports whether sql reads one of chainFoldRows.
 func readsChainFolds(sql string) bool {
-	return strings.Contains(sql, "FROM chains_folded") || strings.Contains(sql, "FROM recalls_folded")
+	return slices.ContainsFunc(chainFoldRows, func(table string) bool { return strings.Contains(sql, "FROM "+table) })
 }
 
 // sqlLines returns the lines of a SQL file but its comment lines (those that

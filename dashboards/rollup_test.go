@@ -146,7 +146,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 		var n []struct {
 			N uint64 `ch:"n"`
 		}
-		for _, table := range []string{"chains_folded", "recalls_folded"} {
+		for _, table := range chainFoldRows {
 			if err := e.DB.Select(ctx, &n, "SELECT count() AS n FROM "+table+" WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)"); err != nil {
 				t.Fatal(err)
 			}
@@ -327,7 +327,7 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 			if len(before) != 5 {
 				t.Errorf("%d panels read chains_folded or recalls_folded, want the four chain panels and Retry habits by client", len(before))
 			}
-			for _, table := range []string{"chains_folded", "recalls_folded"} {
+			for _, table := range chainFoldRows {
 				if err := e.DB.Exec(context.Background(), `INSERT INTO `+table+`
 					SELECT * FROM `+table+` WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)`); err != nil {
 					t.Fatal(err)
