@@ -3,12 +3,36 @@ package queries
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
 var chainFoldHoursSQL = mustSQL("chain_fold_hours.sql")
+
+// foldBranch starts the comment over the branch of retry_outcomes.sql,
+// misclassifications.sql and recalls.sql that reads the chain fold; the
+// branch ends with the UNION ALL after it.
+const foldBranch = "-- Fold branch:"
+
+// withoutFold returns query, the statement of file, without its fold
+// branch, for a range with no folded hour: the branch would read nothing,
+// but its set of the current folds (chain_current_folds) is built all the
+// same, which cost /recalls 20-36 ms and the gauges' every refresh
+// (BENCHMARKS.md, fifty-second and fifty-third rounds). It panics at
+// start-up unless query has the branch once.
+func withoutFold(file, query string) string {
+	i := strings.Index(query, foldBranch)
+	j := strings.Index(query[max(i, 0):], "UNION ALL\n")
+	if i < 0 || j < 0 || strings.Count(query, foldBranch) != 1 {
+		panic(fmt.Sprintf("queries: %s has no single branch from %q to UNION ALL", file, foldBranch))
+	}
+	end := i + j + len("UNION ALL\n")
+	// From the start of the marker's line.
+	i = strings.LastIndex(query[:i], "\n") + 1
+	return query[:i] + query[end:]
+}
 
 // DefaultRetryWindow is the largest gap between a call and the next call of
 // the same tool in the same session key for the second to be a retry of the

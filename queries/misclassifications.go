@@ -11,9 +11,12 @@ import (
 )
 
 var (
-	misclassificationsSQL = mustSQL("misclassifications.sql")
-	misflaggedSQL         = mustSQL("misflagged.sql")
-	flagsFoldHoursSQL     = mustSQL("flags_fold_hours.sql")
+	// misclassificationsRawSQL is misclassifications.sql without the fold's
+	// branch (withoutFold), for a range with no folded hour.
+	misclassificationsSQL    = mustSQL("misclassifications.sql")
+	misclassificationsRawSQL = withoutFold("misclassifications.sql", misclassificationsSQL)
+	misflaggedSQL            = mustSQL("misflagged.sql")
+	flagsFoldHoursSQL        = mustSQL("flags_fold_hours.sql")
 )
 
 // The kinds of Misclassification (docs/analytics.md, "Misclassified
@@ -85,7 +88,8 @@ type Misclassification struct {
 // at f.To (as in ToolVersions); tools without a known definition are left
 // out, since their hints are unknown. With FoldedChainWindow the chains of
 // the hours the retention job has folded come from their fold (one query for
-// the bound first).
+// the bound first; with no hour of the range folded, the statement without
+// the fold's branch).
 //
 // The chain kinds and the misflagged kind are two queries (each after the
 // query for its fold's bound, when it needs one), run at the same time on
@@ -104,11 +108,15 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 	var rows, flagged []Misclassification
 	err := together(ctx,
 		func(ctx context.Context) error {
-			args, _, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
+			args, folded, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
 			if err != nil {
 				return err
 			}
-			return db.Select(ctx, &rows, misclassificationsSQL, append(args, more...)...)
+			query := misclassificationsRawSQL
+			if folded {
+				query = misclassificationsSQL
+			}
+			return db.Select(ctx, &rows, query, append(args, more...)...)
 		},
 		func(ctx context.Context) error {
 			args, err := flagsArgs(ctx, db, f)

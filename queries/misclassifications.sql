@@ -122,6 +122,9 @@ FROM (
             FROM tool_definitions FINAL
             WHERE idempotent_hint = 1 OR read_only_hint = 1))) AS ni_
       FROM (
+        -- Fold branch: the chains of the folded hours, one row each
+        -- (Misclassifications leaves this branch out, to its UNION ALL, when
+        -- no hour of the range is folded: queries.withoutFold).
         SELECT if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_, cityHash64(tenant, server, tool) AS key_, (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
         FROM chains_folded
         PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)

@@ -66,19 +66,25 @@ func TestSplitPairKey(t *testing.T) {
 	}
 }
 
-// TestRecallsStatementForms: of recalls.sql's four forms (recallsStatement),
-// those without the client name no client column, and the raw ones read no
-// fold; each keeps the raw branch.
-func TestRecallsStatementForms(t *testing.T) {
+// TestStatementForms: of recalls.sql's four forms (recallsStatement),
+// those without the client name no client column; the raw forms of it,
+// retry_outcomes.sql and misclassifications.sql (withoutFold) read no fold
+// and have one UNION ALL fewer; each keeps the raw branch.
+func TestStatementForms(t *testing.T) {
 	for _, c := range []struct {
 		name         string
 		sql          string
 		client, fold bool
+		unions       int
 	}{
-		{"folded", recallsStatement(true, false), false, true},
-		{"folded by client", recallsStatement(true, true), true, true},
-		{"raw", recallsStatement(false, false), false, false},
-		{"raw by client", recallsStatement(false, true), true, false},
+		{"recalls folded", recallsStatement(true, false), false, true, 1},
+		{"recalls folded by client", recallsStatement(true, true), true, true, 1},
+		{"recalls raw", recallsStatement(false, false), false, false, 0},
+		{"recalls raw by client", recallsStatement(false, true), true, false, 0},
+		{"retry outcomes folded", retryOutcomesSQL, false, true, 1},
+		{"retry outcomes raw", retryOutcomesRawSQL, false, false, 0},
+		{"misclassifications folded", misclassificationsSQL, false, true, 2},
+		{"misclassifications raw", misclassificationsRawSQL, false, false, 1},
 	} {
 		var code []string // the statement without its comments
 		for _, l := range strings.Split(c.sql, "\n") {
@@ -89,12 +95,12 @@ func TestRecallsStatementForms(t *testing.T) {
 		}
 		c.sql = strings.Join(code, "\n")
 		client := strings.Contains(c.sql, "toString(client)") || strings.Contains(c.sql, "CAST(client AS String)")
-		fold := strings.Contains(c.sql, "recalls_folded") || strings.Contains(c.sql, "chain_current_folds")
+		fold := strings.Contains(c.sql, "_folded") || strings.Contains(c.sql, "chain_current_folds")
 		if client != c.client || fold != c.fold {
 			t.Errorf("%s: reads the client %v (want %v), the fold %v (want %v)", c.name, client, c.client, fold, c.fold)
 		}
-		if !strings.Contains(c.sql, "FROM calls\n") || !strings.Contains(c.sql, "@raw_from_ms") || strings.Count(c.sql, "UNION ALL") != map[bool]int{true: 1}[c.fold] {
-			t.Errorf("%s: not the raw branch alone or beside the fold's:\n%s", c.name, c.sql)
+		if !strings.Contains(c.sql, "FROM calls\n") || !strings.Contains(c.sql, "@raw_from_ms") || strings.Count(c.sql, "UNION ALL") != c.unions {
+			t.Errorf("%s: not the raw branch with %d UNION ALL:\n%s", c.name, c.unions, c.sql)
 		}
 	}
 }

@@ -16,8 +16,8 @@ var (
 	// branch (withoutFold).
 	recallsByClientSQL    = mustSQL("recalls.sql")
 	recallsSQL            = withoutClient(recallsByClientSQL)
-	recallsRawByClientSQL = withoutFold(recallsByClientSQL)
-	recallsRawSQL         = withoutFold(recallsSQL)
+	recallsRawByClientSQL = withoutFold("recalls.sql", recallsByClientSQL)
+	recallsRawSQL         = withoutFold("recalls.sql", recallsSQL)
 )
 
 // recallsStatement is the form of recalls.sql for a range with some hour
@@ -32,24 +32,6 @@ func recallsStatement(folded, byClient bool) string {
 		return recallsRawByClientSQL
 	}
 	return recallsRawSQL
-}
-
-// foldBranch marks the start of recalls.sql's branch that reads the folded
-// failures, which ends with the UNION ALL after it.
-const foldBranch = "-- The failures of the folded hours"
-
-// withoutFold returns query without its fold branch, for a range with no
-// folded hour: the branch would read nothing, but its set of the current
-// folds (chain_current_folds) is built all the same, which cost /recalls
-// 20-36 ms and the gauges' every refresh (BENCHMARKS.md, fifty-second
-// round). It panics at start-up unless query has the branch once.
-func withoutFold(query string) string {
-	i := strings.Index(query, foldBranch)
-	j := strings.Index(query[max(i, 0):], "UNION ALL\n")
-	if i < 0 || j < 0 || strings.Count(query, foldBranch) != 1 {
-		panic(fmt.Sprintf("queries: recalls.sql has no single branch from %q to UNION ALL", foldBranch))
-	}
-	return query[:i] + query[i+j+len("UNION ALL\n"):]
 }
 
 // clientColumns are the expressions of recalls.sql that read the client:

@@ -34,8 +34,9 @@ SELECT
   toUInt64(sum(fc.4)) AS with_retry_after,
   toUInt64(sum(fc.5)) AS before_retry_after
 FROM (
-  -- The failures of the folded hours, one row each (Recalls leaves this
-  -- branch out, to its UNION ALL, when no hour of the range is folded).
+  -- Fold branch: the failures of the folded hours, one row each (Recalls
+  -- leaves this branch out, to its UNION ALL, when no hour of the range is
+  -- folded: queries.withoutFold).
   SELECT tool_, fc
   FROM (
     SELECT

@@ -8,7 +8,12 @@ import (
 	"time"
 )
 
-var retryOutcomesSQL = mustSQL("retry_outcomes.sql")
+// retryOutcomesSQL is retry_outcomes.sql; retryOutcomesRawSQL is the same
+// without the fold's branch (withoutFold), for a range with no folded hour.
+var (
+	retryOutcomesSQL    = mustSQL("retry_outcomes.sql")
+	retryOutcomesRawSQL = withoutFold("retry_outcomes.sql", retryOutcomesSQL)
+)
 
 // RetryOutcome counts the retry chains of one tool whose first call had one
 // category and retryability (docs/analytics.md, "Retry chains").
@@ -40,14 +45,19 @@ type RetryOutcome struct {
 // are ordered by tool, category, declared and expected retryability (with
 // f.ByPair, per tenant and server too, ordered by them first). With
 // FoldedChainWindow the chains of the hours the retention job has folded
-// come from their fold (one query for the bound, then the chains).
+// come from their fold (one query for the bound, then the chains; with no
+// hour of the range folded, the statement without the fold's branch).
 func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) ([]RetryOutcome, error) {
-	args, _, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
+	args, folded, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
 	if err != nil {
 		return nil, fmt.Errorf("retry outcomes: %w", err)
 	}
+	query := retryOutcomesRawSQL
+	if folded {
+		query = retryOutcomesSQL
+	}
 	var rows []RetryOutcome
-	if err := db.Select(ctx, &rows, retryOutcomesSQL, args...); err != nil {
+	if err := db.Select(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("retry outcomes: %w", err)
 	}
 	for i := range rows {

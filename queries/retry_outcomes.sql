@@ -77,6 +77,9 @@ SELECT
   toUInt64(sum(ch.5)) AS attempts,
   toUInt64(countIf(ch.6 = 1)) AS args_changed_chains
 FROM (
+  -- Fold branch: the chains of the folded hours, one row each
+  -- (RetryOutcomes leaves this branch out, to its UNION ALL, when no hour of
+  -- the range is folded: queries.withoutFold).
   SELECT
     if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
     (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
