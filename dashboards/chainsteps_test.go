@@ -22,16 +22,17 @@ var chainStepFiles = []string{
 	"alerts/retryable_never_recovers.sql",
 	"../queries/retry_outcomes.sql",
 	"../queries/misclassifications.sql",
+	"../queries/retry_loops.sql",
 	"../compact/fold_chains_hour.sql",
 }
 
 // carried matches the columns a statement carries through the steps beside
 // the chain arrays (its grouping keys, under the names it gives them).
-var carried = regexp.MustCompile(`(?:[A-Za-z0-9_]+(?:\([^()]*\))? AS )?(?:tool|key|tenant|server|session)_(?:name)?\b,?\s*`)
+var carried = regexp.MustCompile(`(?:[A-Za-z0-9_]+(?:\([^()]*\))? AS )?(?:tool|key|tenant|server|session|client)_(?:name)?\b,?\s*`)
 
 // carriedLine matches a line that only defines a carried column, whatever
 // its expression (the API's tool_ is the pair's key with ByPair).
-var carriedLine = regexp.MustCompile(`^.+ AS (?:tool|key|tenant|server|session)_(?:name)?,?$`)
+var carriedLine = regexp.MustCompile(`^.+ AS (?:tool|key|tenant|server|session|client)_(?:name)?,?$`)
 
 // chainSteps returns the lines of file from the chain starts and ends (st,
 // en) down to the calls' grouping into their sequence, trimmed, without the

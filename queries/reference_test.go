@@ -68,6 +68,7 @@ func refDedupe(calls []pipeline.Call) []pipeline.Call {
 
 func refMatches(f queries.Filter, c pipeline.Call) bool {
 	return (f.Tenant == "" || c.Tenant == f.Tenant) &&
+		(len(f.Tenants) == 0 || slices.Contains(f.Tenants, c.Tenant)) &&
 		(f.Server == "" || c.Server == f.Server) &&
 		(f.Tool == "" || c.Tool == f.Tool)
 }
@@ -328,4 +329,34 @@ func refNoun(n uint64, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// refRetryLoops is the retry loops endpoint by definition: the chains of
+// refChains with at least o.MinAttempts calls, the most calls first, then
+// the latest start, then by tenant, server, session key and tool; the first
+// o.Limit of them.
+func refRetryLoops(calls []pipeline.Call, f queries.Filter, window time.Duration, o queries.RetryLoopsOptions) []queries.RetryLoop {
+	var out []queries.RetryLoop
+	for _, ch := range refChains(calls, f, window) {
+		if int64(len(ch.calls)) < o.MinAttempts {
+			continue
+		}
+		fc, lc := ch.first(), ch.calls[len(ch.calls)-1]
+		outcome := "retry_then_fail"
+		if ch.recovered() {
+			outcome = "retry_then_success"
+		}
+		out = append(out, queries.RetryLoop{
+			Tenant: fc.Tenant, Server: fc.Server, Tool: fc.Tool, Session: fc.SessionKey, Client: fc.Client,
+			Start: time.UnixMilli(fc.TimeMs).UTC(), End: time.UnixMilli(lc.TimeMs).UTC(), DurationMs: lc.TimeMs - fc.TimeMs,
+			Attempts: uint64(len(ch.calls)), Outcome: outcome, ArgsChanged: ch.argsChanged(),
+			Category: fc.Category, DeclaredRetryable: fc.DeclaredRetryable, ExpectedRetryable: fc.ExpectedRetryable,
+			FirstCallID: fmt.Sprint(fc.CallID),
+		})
+	}
+	slices.SortFunc(out, func(a, b queries.RetryLoop) int {
+		return cmp.Or(cmp.Compare(b.Attempts, a.Attempts), b.Start.Compare(a.Start), cmp.Compare(a.Tenant, b.Tenant),
+			cmp.Compare(a.Server, b.Server), cmp.Compare(a.Session, b.Session), cmp.Compare(a.Tool, b.Tool))
+	})
+	return out[:min(len(out), int(o.Limit))]
 }

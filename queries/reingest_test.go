@@ -72,6 +72,8 @@ func allAnswers(t *testing.T, db queries.DB, f queries.Filter) map[string]any {
 	check("recalls", v8, err)
 	v9, err := queries.Misclassifications(ctx, db, f, time.Minute, 1)
 	check("misclassifications", v9, err)
+	v13, err := queries.RetryLoops(ctx, db, f, time.Minute, queries.RetryLoopsOptions{MinAttempts: 2, Limit: 1000})
+	check("retry-loops", v13, err)
 	return out
 }
 
@@ -95,8 +97,8 @@ func TestEveryAnalyticCountsAReplayedCallOnce(t *testing.T) {
 			if o := once["overview"].(queries.Totals); o.Calls != uint64(len(calls)) || o.Failures == 0 {
 				t.Fatalf("overview after one ingest: %+v for %d calls", o, len(calls))
 			}
-			if len(once["retry-outcomes"].([]queries.RetryOutcome)) == 0 {
-				t.Fatal("the sample has no retry chains; the test would prove nothing")
+			if len(once["retry-outcomes"].([]queries.RetryOutcome)) == 0 || len(once["retry-loops"].([]queries.RetryLoop)) == 0 {
+				t.Fatal("the sample has no retry chains, or none retried; the test would prove nothing")
 			}
 			replay := append([]pipeline.Call(nil), calls...)
 			for i := range replay {
