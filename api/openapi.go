@@ -52,6 +52,11 @@ var endpoints = []endpoint{
 		[]param{retryWindowParam, byParam}, queries.RetryOutcome{}},
 	{"/api/v1/recalls", "Failed calls re-sent with unchanged arguments within the retry window, per tool and category; with by=client, per client too: what each client does after a failure",
 		[]param{retryWindowParam, recallsByParam}, queries.Recall{}},
+	{"/api/v1/retry-loops", "The longest retry chains started in the range, one row a chain: the session and client that kept calling a tool after failures, how many calls it took, whether the arguments ever changed and how it ended", []param{
+		retryWindowParam,
+		{"min_attempts", "integer", "", "fewest calls a chain needs, its first call included, 2 to 1000000 (default 5)"},
+		{"limit", "integer", "", "at most this many chains, most calls first, then the latest start (default 50, at most 1000)"},
+	}, queries.RetryLoop{}},
 	{"/api/v1/misclassifications", "Tools and categories whose retry chains or isError flags contradict their classification", []param{
 		retryWindowParam, byParam,
 		{"min_chains", "integer", "", "smallest population of chains (misflagged: calls) a row needs (default 5)"},

@@ -98,6 +98,8 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				v = "1h"
 			case p.Name == "before": // a row's cursor
 				v = "1764374400000-1"
+			case p.Name == "min_attempts": // a chain has at least 2 calls
+				v = "2"
 			case p.Name == "arg_value": // given with arg_key only
 				v = "x&arg_key=x"
 			case p.Schema.Type == "string":

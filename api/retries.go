@@ -75,6 +75,36 @@ func (s *Server) recalls(c echo.Context) error {
 	return respondByPair(c, f, rows, func(r queries.Recall) (string, string) { return r.Tenant, r.Server })
 }
 
+// Defaults and bounds of /retry-loops' parameters.
+const (
+	defaultMinAttempts = 5
+	maxMinAttempts     = 1_000_000
+	defaultLoopsLimit  = 50
+)
+
+// retryLoops serves GET /api/v1/retry-loops: the longest retry chains that
+// started in the range, one row a chain with its session, client, calls and
+// outcome, at least min_attempts calls each, the most calls first.
+func (s *Server) retryLoops(c echo.Context) error {
+	p := newParams(c.QueryParams(), "retry_window", "min_attempts", "limit")
+	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
+	window := retryWindow(p)
+	o := queries.RetryLoopsOptions{
+		MinAttempts: p.integer("min_attempts", defaultMinAttempts, 2, maxMinAttempts),
+		Limit:       p.integer("limit", defaultLoopsLimit, 1, queries.MaxRetryLoopsLimit),
+	}
+	if p.err != nil {
+		return p.err
+	}
+	ctx, cancel := s.queryContext(c)
+	defer cancel()
+	rows, err := queries.RetryLoops(ctx, s.db, f, window, o)
+	if err != nil {
+		return err
+	}
+	return respond(c, f, rows)
+}
+
 // misclassifications serves GET /api/v1/misclassifications: the (tool,
 // category) pairs whose retry chains or isError flags contradict their
 // classification, with at least min_chains chains (or misflagged calls);

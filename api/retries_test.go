@@ -47,6 +47,14 @@ func TestRetryEndpoints(t *testing.T) {
 					`{"before_retry_after":1,"category":"RATE_LIMITED","failures":2,"rate":1,"tool":"search","unchanged":2,"with_next_call":2,"with_retry_after":2}]`},
 				{"/api/v1/misclassifications?min_chains=1", `[` +
 					`{"calls":2,"category":"NOT_FOUND","chains":1,"evidence":"1 chain retried with unchanged arguments (1 retry), 0 recovered","kind":"retried_non_retryable","tool":"search"}]`},
+				// The RATE_LIMITED chain (three calls) and the NOT_FOUND one
+				// (two), most calls first; min_attempts defaults to 5.
+				{"/api/v1/retry-loops?min_attempts=2", `[` +
+					`{"args_changed":false,"attempts":3,"category":"RATE_LIMITED","client":"","declared_retryable":-1,"duration_ms":60000,"end":"2026-11-29T11:01:00Z","expected_retryable":1,"first_call_id":"1795950000000","outcome":"retry_then_success","server":"kb","session":"s1","start":"2026-11-29T11:00:00Z","tenant":"acme","tool":"search"},` +
+					`{"args_changed":false,"attempts":2,"category":"NOT_FOUND","client":"","declared_retryable":0,"duration_ms":5000,"end":"2026-11-29T11:10:05Z","expected_retryable":0,"first_call_id":"1795950600000","outcome":"retry_then_fail","server":"kb","session":"s1","start":"2026-11-29T11:10:00Z","tenant":"acme","tool":"search"}]`},
+				{"/api/v1/retry-loops?min_attempts=3&limit=1", `[` +
+					`{"args_changed":false,"attempts":3,"category":"RATE_LIMITED","client":"","declared_retryable":-1,"duration_ms":60000,"end":"2026-11-29T11:01:00Z","expected_retryable":1,"first_call_id":"1795950000000","outcome":"retry_then_success","server":"kb","session":"s1","start":"2026-11-29T11:00:00Z","tenant":"acme","tool":"search"}]`},
+				{"/api/v1/retry-loops", `[]`},
 				{"/api/v1/misclassifications", `[]`}, // min_chains defaults to 5
 				{"/api/v1/recalls?tenant=nobody", `[]`},
 			} {
@@ -80,6 +88,11 @@ func TestRetryEndpointsBadParametersAre400(t *testing.T) {
 		{"/api/v1/misclassifications?retry_window=1m&retry_window=2m", `parameter "retry_window" given 2 times`},
 		{"/api/v1/retry-outcomes?by=server", `by: want tool or pair, got "server"`},
 		{"/api/v1/failure-rates?by=pair", `unknown parameter "by"`},
+		{"/api/v1/retry-loops?min_attempts=1", "min_attempts: 1 is outside [2, 1000000]"},
+		{"/api/v1/retry-loops?limit=0", "limit: 0 is outside [1, 1000]"},
+		{"/api/v1/retry-loops?limit=1001", "limit: 1001 is outside [1, 1000]"},
+		{"/api/v1/retry-loops?by=pair", `unknown parameter "by"`},
+		{"/api/v1/retry-loops?retry_window=0s", "retry_window: 0s is outside [1s, 1h0m0s]"},
 	} {
 		status, body := get(t, srv, tc.path)
 		if msg, _ := body["error"].(string); status != http.StatusBadRequest || !strings.Contains(msg, tc.wantErr) {

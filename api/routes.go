@@ -17,6 +17,7 @@ func (s *Server) routes(g *echo.Group) {
 	g.GET("/overview", s.overview)
 	g.GET("/retry-outcomes", s.retryOutcomes)
 	g.GET("/recalls", s.recalls)
+	g.GET("/retry-loops", s.retryLoops)
 	g.GET("/misclassifications", s.misclassifications)
 	g.GET("/tools", s.tools)
 	g.GET("/schema-violations", s.schemaViolations)

@@ -64,6 +64,10 @@ func BenchmarkScale(b *testing.B) {
 			_, err := queries.Recalls(ctx, db, f, time.Minute)
 			return err
 		}},
+		{"retry-loops", func(db queries.DB, f queries.Filter) error {
+			_, err := queries.RetryLoops(ctx, db, f, time.Minute, queries.RetryLoopsOptions{MinAttempts: 5, Limit: 50})
+			return err
+		}},
 		{"misclassifications", func(db queries.DB, f queries.Filter) error {
 			_, err := queries.Misclassifications(ctx, db, f, time.Minute, 5)
 			return err

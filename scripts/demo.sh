@@ -108,6 +108,7 @@ Try:
   curl -s 'http://$api_addr/api/v1/empty-results?tool=search_docs&min_calls=3'
   curl -s 'http://$api_addr/api/v1/misclassifications'
   curl -s 'http://$api_addr/api/v1/recalls?by=client'
+  curl -s 'http://$api_addr/api/v1/retry-loops?limit=5'
   curl -s 'http://$api_addr/api/v1/tools?server=kb'
   curl -s 'http://$api_addr/api/v1/schema-violations'
   curl -s 'http://$api_addr/api/v1/unknown-tools'
