@@ -148,6 +148,15 @@ func AlertRules() []AlertRule {
 			DashboardUID: ToolUID, PanelID: toolRecalls, PanelVars: toolVars,
 		},
 		{
+			UID: "mcplens-retry-loop", Title: "MCPRetryLoop", Group: groupTools,
+			SQLFile: "retry_loop", RangeSeconds: hour,
+			Reducer: expr.TypeReduceReducerLast, Threshold: expr.ExprTypeThresholdConditionsEvaluatorTypeGte, Value: 20,
+			For: "5m", Severity: "warning", Area: "errors",
+			Summary:      "{{ $labels.tool_name }}: a session called it {{ $values.B.Value }} times in one retry loop in the last hour",
+			Description:  "A session called this tool at least 20 times in one retry chain started in the last hour, each call at most 60 s after a failed one: an agent or retry layer stuck in a loop, burning quota and the server's capacity. Retries → Retry loops names the session and client and whether the arguments ever changed (the same call again and again: nothing tells the agent to stop; changed arguments: the model guessing). Cap the client's retries, make the error say what to change or mark it not retryable, and for rate limits send a retry-after hint the client honours.",
+			DashboardUID: RetriesUID, PanelID: retriesLoops, PanelVars: toolVars,
+		},
+		{
 			UID: "mcplens-retry-after-ignored", Title: "MCPRetryAfterIgnored", Group: groupTools,
 			SQLFile: "retry_after_ignored", RangeSeconds: hour,
 			Reducer: expr.TypeReduceReducerLast, Threshold: expr.ExprTypeThresholdConditionsEvaluatorTypeGte, Value: 0.5,

@@ -17,14 +17,15 @@ const (
 	retriesMisflagged    = 312
 	retriesRowClients    = 320
 	retriesClientHabits  = 321
+	retriesLoops         = 322
 )
 
 // Retries is how retry chains end, by category and retryability, the
-// misclassifications that their outcomes reveal, and each client's retry
-// habits.
+// misclassifications that their outcomes reveal, each client's retry
+// habits, and the longest retry loops.
 func Retries() *dashboard.DashboardBuilder {
 	return newDashboard(RetriesUID, "mcplens / Retries & misclassification",
-		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, the five misclassification kinds, and each client's retry habits.").
+		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, the five misclassification kinds, each client's retry habits, and the longest retry loops with their sessions.").
 		WithVariable(datasourceVariable()).
 		WithVariable(filterVariable("tenant", "Tenant", "Tenants to include (All: no filter).")).
 		WithVariable(filterVariable("server", "Server", "MCP servers to include (All: no filter).", "tenant")).
@@ -73,5 +74,13 @@ func Retries() *dashboard.DashboardBuilder {
 			panelSQL("client_habits")).
 			OverrideByName("resent_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
 			OverrideByName("given_up_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
+			Span(24)).
+		WithPanel(tablePanel(retriesLoops, "Retry loops",
+			"The 50 longest retry chains that started in the range, at least 5 calls each: a session that kept calling a tool after failures, each call at most 60 s after a failed one. arguments same: every call identical, the agent repeating what failed (with expected retryable no, a retry layer retrying what should be corrected); changed: the model trying other inputs. outcome retry_then_fail with many calls: a client that does not back off. A session opens its calls in the tool drilldown. GET /api/v1/retry-loops has the same with other minimums and windows.",
+			panelSQL("retry_loops")).
+			OverrideByName("tool_name", []dashboard.DynamicConfigValue{toolLinks()}).
+			OverrideByName("session", []dashboard.DynamicConfigValue{callsLinks("Calls of ${__data.fields.tool_name} in session ${__data.fields.session}",
+				callsNarrowing{tool: rowTool("tool_name"), session: rowValue("session")})}).
+			OverrideByName("duration_s", []dashboard.DynamicConfigValue{override("unit", units.Seconds)}).
 			Span(24))
 }

@@ -139,6 +139,11 @@ func notMisflagged(fs []fx) []fx {
 	return fs
 }
 
+// repeatCategory is n times category c, a chain's outcomes.
+func repeatCategory(n int, c classify.Category) []classify.Category {
+	return slices.Repeat([]classify.Category{c}, n)
+}
+
 func concat(parts ...[]fx) []fx {
 	var out []fx
 	for _, p := range parts {
@@ -303,6 +308,27 @@ func scenarios() []scenario {
 				relabel(notMisflagged(misflaggedCalls("silent_new", 10, classify.Internal, hr)), classify.Internal, true),
 			),
 			fire: map[string]float64{"silent_fail": 10, "silent_replayed": 10, "silent_new": 10},
+		},
+		{
+			rule: "MCPRetryLoop",
+			calls: concat(
+				// 25 calls, identical, every 10 s from 30 minutes ago, all failed.
+				chain("loop_same", "loop_same-1", 30*minute, classify.RateLimited, "yes", true, repeatCategory(24, classify.RateLimited)...),
+				// 20 calls with changed arguments, the last one a success.
+				chain("loop_changed", "loop_changed-1", 40*minute, classify.InvalidArgument, "no", false,
+					append(repeatCategory(18, classify.InvalidArgument), classify.OK)...),
+				// 19 calls: one short.
+				chain("loop_short", "loop_short-1", 30*minute, classify.RateLimited, "yes", true, repeatCategory(18, classify.RateLimited)...),
+				// Two sessions of 15 calls: the longest chain is 15, not 30.
+				chain("loop_split", "loop_split-1", 30*minute, classify.UpstreamTimeout, "yes", true, repeatCategory(14, classify.UpstreamTimeout)...),
+				chain("loop_split", "loop_split-2", 30*minute, classify.UpstreamTimeout, "yes", true, repeatCategory(14, classify.UpstreamTimeout)...),
+				// 25 calls from 30 s before the range (read, as the call before
+				// a call in range): their chain is not the hour's.
+				chain("loop_old", "loop_old-1", 60*minute+30*time.Second, classify.RateLimited, "yes", true, repeatCategory(24, classify.RateLimited)...),
+				// 12 calls ingested twice: 12, not 24.
+				relabel(chain("loop_replayed", "loop_replayed-1", 30*minute, classify.RateLimited, "yes", true, repeatCategory(11, classify.RateLimited)...), classify.RateLimited, false),
+			),
+			fire: map[string]float64{"loop_same": 25, "loop_changed": 20},
 		},
 		{
 			rule: "MCPUnchangedRecalls",

@@ -148,6 +148,9 @@ var (
 		"Failed calls in the trailing window (continuations left out) that carried the server's retry-after hint; only tools and categories with one have a series.", labels4, nil)
 	beforeRetryAfterDesc = prometheus.NewDesc("mcplens_window_recalls_before_retry_after",
 		"Of mcplens_window_retry_after_failures, those whose next call of the same tool in the same session came within the retry window and before the hint had passed.", labels4, nil)
+	longestChainDesc = prometheus.NewDesc("mcplens_window_longest_retry_chain",
+		"Calls of the longest retry chain (a session calling the tool again within the retry window of each failure) started in the trailing window, among the 1000 longest of at least 5 calls (GET /api/v1/retry-loops); tools without one have no series.",
+		[]string{"tenant", "server", "tool"}, nil)
 	misclassDesc = prometheus.NewDesc("mcplens_window_misclassifications",
 		"Misclassifications found in the trailing window (kind: retryable_never_recovers, non_retryable_recovers, retried_non_retryable, retried_non_idempotent, misflagged), with the analytics' thresholds and minimum volume; the value is the population: retry chains, or misflagged calls.",
 		append(labels4, "kind"), nil)
@@ -192,7 +195,7 @@ func New(db queries.DB, reg prometheus.Registerer, log *slog.Logger, cfg Config)
 
 // Describe sends the descriptions of the refreshed metrics.
 func (x *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{windowSecondsDesc, callsDesc, misflaggedDesc, chainsDesc, recallFailuresDesc, unchangedDesc, retryAfterDesc, beforeRetryAfterDesc, misclassDesc, definitionChangedDesc, durationDesc} {
+	for _, d := range []*prometheus.Desc{windowSecondsDesc, callsDesc, misflaggedDesc, chainsDesc, recallFailuresDesc, unchangedDesc, retryAfterDesc, beforeRetryAfterDesc, longestChainDesc, misclassDesc, definitionChangedDesc, durationDesc} {
 		ch <- d
 	}
 }
@@ -288,7 +291,7 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 			pairVolume[[2]string{r.Tenant, r.Server}] += r.Calls
 		}
 	}
-	var chains, recallFailures, unchanged, retryAfter, beforeRetryAfter, misclass []series
+	var chains, recallFailures, unchanged, retryAfter, beforeRetryAfter, longest, misclass []series
 	// The busiest MaxPairs pairs with a failure are kept; the chain
 	// analytics are asked once for every pair (queries.Filter.ByPair), a
 	// statement each, and the rows of the other pairs left out. Asked pair
@@ -339,6 +342,22 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 				beforeRetryAfter = append(beforeRetryAfter, series{beforeRetryAfterDesc, float64(r.BeforeRetryAfter), l})
 			}
 		}
+		// The longest chain of each tool: the loops come longest first, so
+		// a tool's first is its longest. A tool whose longest chain is
+		// shorter than the 1000th of the window has no series.
+		loops, err := queries.RetryLoops(ctx, x.db, f, x.cfg.RetryWindow, queries.RetryLoopsOptions{MinAttempts: 5, Limit: queries.MaxRetryLoopsLimit})
+		if err != nil {
+			fail("retry_loops", err)
+		}
+		seen := map[[3]string]bool{}
+		for _, l := range loops {
+			k := [3]string{l.Tenant, l.Server, l.Tool}
+			if !kept[[2]string{l.Tenant, l.Server}] || seen[k] {
+				continue
+			}
+			seen[k] = true
+			longest = append(longest, series{longestChainDesc, float64(l.Attempts), k[:]})
+		}
 		mis, err := queries.Misclassifications(ctx, x.db, pf, x.cfg.RetryWindow, x.cfg.MinChains)
 		if err != nil {
 			fail("misclassifications", err)
@@ -375,6 +394,7 @@ func (x *Exporter) Refresh(ctx context.Context) error {
 		{"mcplens_window_unchanged_recalls", unchanged},
 		{"mcplens_window_retry_after_failures", retryAfter},
 		{"mcplens_window_recalls_before_retry_after", beforeRetryAfter},
+		{"mcplens_window_longest_retry_chain", longest},
 		{"mcplens_window_misclassifications", misclass},
 		{"mcplens_tool_definition_changed_timestamp_seconds", changed},
 	} {

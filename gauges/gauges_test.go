@@ -48,8 +48,10 @@ func call(ago time.Duration, tenant, server, session, tool string, cat classify.
 // fixture: acme/kb search (10 OK of 5 to 950 ms, 3 EMPTY_RESULT, 2 hidden
 // INTERNAL failures), acme/kb fetch (5 retry chains of UPSTREAM_TIMEOUT that
 // never recover, each failure with a retry-after hint of 30 s, retried after
-// 10 s), acme/kb lookup (4 NOT_FOUND re-called unchanged), and
-// globex/crm create (one INVALID_ARGUMENT, a JSON-RPC error).
+// 10 s), acme/kb lookup (4 NOT_FOUND re-called unchanged), acme/kb poll (two
+// retry loops of RATE_LIMITED calls 5 s apart, 6 and 5 calls, each ending
+// with a success), and globex/crm create (one INVALID_ARGUMENT, a JSON-RPC
+// error).
 func fixture() []pipeline.Call {
 	var out []pipeline.Call
 	for i := 0; i < 10; i++ {
@@ -77,6 +79,17 @@ func fixture() []pipeline.Call {
 		out = append(out,
 			call(at, "acme", "kb", s, "lookup", classify.NotFound, `{"id":"1"}`, 10),
 			call(at-5*time.Second, "acme", "kb", s, "lookup", classify.OK, `{"id":"1"}`, 10))
+	}
+	for i, n := range []int{6, 5} { // two retry loops of poll, RATE_LIMITED until the last call
+		s := fmt.Sprintf("p%d", i)
+		at := time.Duration(50+i) * time.Minute
+		for j := 0; j < n; j++ {
+			cat := classify.RateLimited
+			if j == n-1 {
+				cat = classify.OK
+			}
+			out = append(out, call(at-time.Duration(j)*5*time.Second, "acme", "kb", s, "poll", cat, `{"n":"1"}`, 10))
+		}
 	}
 	c := call(10*time.Minute, "globex", "crm", "g", "create", classify.InvalidArgument, `{"p":"x"}`, 3)
 	c.RPCError, c.RPCCode, c.IsError = 1, -32602, -1
@@ -154,6 +167,8 @@ func TestExporter(t *testing.T) {
 				"category=NOT_FOUND,failure=true,server=kb,tenant=acme,tool=lookup":           4,
 				"category=OK,failure=false,server=kb,tenant=acme,tool=lookup":                 4,
 				"category=INVALID_ARGUMENT,failure=true,server=crm,tenant=globex,tool=create": 1,
+				"category=RATE_LIMITED,failure=true,server=kb,tenant=acme,tool=poll":          9,
+				"category=OK,failure=false,server=kb,tenant=acme,tool=poll":                   2,
 			},
 			"mcplens_window_misflagged_calls": {
 				"category=INTERNAL,failure=true,server=kb,tenant=acme,tool=search": 2,
@@ -163,14 +178,17 @@ func TestExporter(t *testing.T) {
 				"category=INTERNAL,declared_retryable=unknown,expected_retryable=yes,outcome=no_retry,server=kb,tenant=acme,tool=search":               2,
 				"category=NOT_FOUND,declared_retryable=unknown,expected_retryable=no,outcome=retry_then_success,server=kb,tenant=acme,tool=lookup":     4,
 				"category=INVALID_ARGUMENT,declared_retryable=unknown,expected_retryable=no,outcome=no_retry,server=crm,tenant=globex,tool=create":     1,
+				"category=RATE_LIMITED,declared_retryable=unknown,expected_retryable=yes,outcome=retry_then_success,server=kb,tenant=acme,tool=poll":   2,
 			},
 			"mcplens_window_recall_failures": {
+				"category=RATE_LIMITED,server=kb,tenant=acme,tool=poll":          9,
 				"category=UPSTREAM_TIMEOUT,server=kb,tenant=acme,tool=fetch":     10,
 				"category=INTERNAL,server=kb,tenant=acme,tool=search":            2,
 				"category=NOT_FOUND,server=kb,tenant=acme,tool=lookup":           4,
 				"category=INVALID_ARGUMENT,server=crm,tenant=globex,tool=create": 1,
 			},
 			"mcplens_window_unchanged_recalls": {
+				"category=RATE_LIMITED,server=kb,tenant=acme,tool=poll":          9,
 				"category=UPSTREAM_TIMEOUT,server=kb,tenant=acme,tool=fetch":     5,
 				"category=INTERNAL,server=kb,tenant=acme,tool=search":            0,
 				"category=NOT_FOUND,server=kb,tenant=acme,tool=lookup":           4,
@@ -181,6 +199,10 @@ func TestExporter(t *testing.T) {
 			},
 			"mcplens_window_recalls_before_retry_after": {
 				"category=UPSTREAM_TIMEOUT,server=kb,tenant=acme,tool=fetch": 5,
+			},
+			// poll's longer loop; fetch's chains have 2 calls, under 5.
+			"mcplens_window_longest_retry_chain": {
+				"server=kb,tenant=acme,tool=poll": 6,
 			},
 			"mcplens_window_misclassifications": {
 				"category=UPSTREAM_TIMEOUT,kind=retryable_never_recovers,server=kb,tenant=acme,tool=fetch": 5,
@@ -237,7 +259,7 @@ func TestCardinalityCap(t *testing.T) {
 			t.Errorf("%s: capped calls %v", e.Name, calls)
 		}
 		dropped := values(t, reg, "mcplens_gauges_series_dropped_total")
-		if dropped["metric=mcplens_window_calls"] != 5 || dropped["metric=pairs"] != 1 {
+		if dropped["metric=mcplens_window_calls"] != 7 || dropped["metric=pairs"] != 1 {
 			t.Errorf("%s: dropped %v", e.Name, dropped)
 		}
 		for k := range values(t, reg, "mcplens_window_retry_chains") {

@@ -1,0 +1,86 @@
+package dashboards_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/classify"
+	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/traffic"
+)
+
+// TestRetryLoopsPanel checks the Retry loops panel against GET
+// /api/v1/retry-loops with its defaults (queries.RetryLoops: 60 s window,
+// 5 calls, 50 rows), which TestRetryLoopsMatchReference holds to the
+// reference implementation: the generated traffic with two retry storms (40
+// calls and 5) and a quarter of it ingested again, over its whole day and
+// over a range that ends inside the first storm, on both engines. The
+// panel's range is the plugin's: to is a whole second, inclusive.
+func TestRetryLoopsPanel(t *testing.T) {
+	calls := generatedCalls(t)
+	busiest := busiestTool(calls)
+	i := slices.IndexFunc(calls, func(c pipeline.Call) bool {
+		return c.IsFailure == 1 && c.Continuation == 0 && c.Category == string(classify.RateLimited) && c.Tool == busiest
+	})
+	if i < 0 {
+		t.Fatal("no RATE_LIMITED call to copy into a retry storm")
+	}
+	day := traffic.DefaultStart.Truncate(24 * time.Hour)
+	calls = append(calls, retryStorm(calls[i], "storm-long", day.Add(12*time.Hour+50*time.Minute), 40, 50*time.Second)...)
+	calls = append(calls, retryStorm(calls[i], "storm-short", day.Add(14*time.Hour+58*time.Minute), 5, 50*time.Second)...)
+	replay, _ := reingested(calls, nil)
+	panels := panelTargets(t, busiest)
+	j := slices.IndexFunc(panels, func(tg panelTarget) bool { return tg.file == "retry_loops" })
+	if j < 0 {
+		t.Fatal("no panel reads panels/retry_loops.sql")
+	}
+	tg := panels[j]
+	ranges := []macroRange{
+		{from: traffic.DefaultStart.Add(-time.Hour), to: traffic.DefaultStart.Add(23 * time.Hour), interval: 5 * time.Minute},
+		// Ends at 13:00: the long storm started in range and is followed
+		// past the end, to the horizon.
+		{from: day.Add(9*time.Hour + 30*time.Minute), to: day.Add(13 * time.Hour), interval: 5 * time.Minute},
+	}
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			e.Insert(t, replay)
+			for ri, r := range ranges {
+				_, rows := query(t, e, tg.expand(t, e, tg.sql, r))
+				var got []string
+				for _, row := range rows {
+					got = append(got, fmt.Sprintf("%v %v/%v/%v %v %q attempts=%v %v %v %v expected=%v %.3fs",
+						row[0].(time.Time).UTC().Format(time.DateTime), row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11]))
+				}
+				loops, err := queries.RetryLoops(context.Background(), e.DB, queries.Filter{From: r.from, To: r.to.Add(time.Second)},
+					time.Minute, queries.RetryLoopsOptions{MinAttempts: 5, Limit: 50})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []string
+				for _, l := range loops {
+					args := "same"
+					if l.ArgsChanged {
+						args = "changed"
+					}
+					expected := map[int8]string{1: "yes", 0: "no", -1: "unknown"}[l.ExpectedRetryable]
+					want = append(want, fmt.Sprintf("%v %v/%v/%v %v %q attempts=%v %v %v %v expected=%v %.3fs",
+						l.Start.Truncate(time.Second).Format(time.DateTime), l.Tenant, l.Server, l.Tool, l.Session, l.Client, l.Attempts,
+						l.Outcome, args, l.Category, expected, float64(l.DurationMs)/1000))
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("range %d: panel and GET /api/v1/retry-loops differ\n panel %q\n   api %q", ri, got, want)
+				}
+				if len(got) < 2 || !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, " storm-long ") }) {
+					t.Errorf("range %d: %d loops, none of them the 40-call storm: the test proves little\n%q", ri, len(got), got)
+				}
+			}
+		})
+	}
+}
