@@ -16,8 +16,9 @@
 // declared retryable, and so on). Clients differ in their retry habits
 // (session.go): cursor's retry layer re-sends invalid arguments and expired
 // tokens unchanged, python-sdk often gives up on rate limits and timeouts,
-// stateless-agent retries rate limits before the server's retryAfterMs;
-// claude-desktop and typescript-sdk do only what the stories do.
+// stateless-agent retries rate limits before the server's retryAfterMs, and
+// now and then runs away (20-29 more refused calls, 1-1.5 s apart: a retry
+// loop); claude-desktop and typescript-sdk do only what the stories do.
 //
 // Output is a pure function of Config: every conversation draws from its own
 // PCG seeded from (Seed, index), values derived from arguments (invoices,

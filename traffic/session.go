@@ -39,6 +39,11 @@ type habits struct {
 	// before the server's retryAfterMs has passed, and is refused again,
 	// until its backoff reaches the hint.
 	early bool
+	// loop is the percent of those early retries that run away: the retry
+	// layer keeps re-sending the call every 1-1.5 s, 20-29 more times, each
+	// refused, before its backoff reaches the hint (a retry loop that
+	// /retry-loops and the MCPRetryLoop alert find).
+	loop int
 }
 
 var clients = []client{
@@ -49,7 +54,7 @@ var clients = []client{
 		habits: habits{giveUp: 70}},
 	{name: "typescript-sdk", protocol: "2025-11-25", firstID: 2, timeout: 60 * time.Second, weight: 15},
 	{name: "stateless-agent", protocol: "2026-07-28", version: "0.9.3", timeout: 60 * time.Second, stateless: true, weight: 20,
-		habits: habits{early: true}},
+		habits: habits{early: true, loop: 30}},
 }
 
 // sdk is the server-side SDK whose wire habits a server has.
@@ -259,6 +264,12 @@ func (g *session) retryWait(gap time.Duration, srv *server, tool string) {
 // so that the other clients' conversations stay as they were.
 func (g *session) givesUp() bool {
 	return g.client.habits.giveUp > 0 && chance(g.rng, g.client.habits.giveUp)
+}
+
+// runsAway reports whether the client's early retries of a rate limit run
+// away (habits.loop); no draw without the habit.
+func (g *session) runsAway() bool {
+	return g.client.habits.loop > 0 && chance(g.rng, g.client.habits.loop)
 }
 
 // resends reports whether the client's retry layer sends an invalid_params

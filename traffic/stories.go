@@ -206,6 +206,9 @@ func (g *session) rateLimited() {
 	early := g.client.habits.early && retryAfter > 0
 	if early {
 		fails++
+		if g.runsAway() {
+			fails += 20 + g.rng.IntN(10)
+		}
 	}
 	for i := 0; i < fails; i++ {
 		if i > 0 {

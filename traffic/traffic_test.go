@@ -537,10 +537,12 @@ func TestRepeatsWithinAMinuteAreRetries(t *testing.T) {
 // same call unchanged (cursor's retry layer); the failures of the retryable
 // stories followed by no such call (python-sdk gives up); and the rate limits
 // with a retryAfterMs whose next call came before it had passed
-// (stateless-agent).
+// (stateless-agent); and the runs of 20 calls or more of one signature,
+// each within a minute of the one before (stateless-agent's runaway
+// retries).
 func TestClientsHaveTheirHabits(t *testing.T) {
 	lines, _ := generate(t, Config{Seed: 3, Sessions: 3000})
-	type tally struct{ invalid, resent, retryable, givenUp, hinted, early int }
+	type tally struct{ invalid, resent, retryable, givenUp, hinted, early, loops int }
 	by := map[string]*tally{}
 	retryable := map[Story]bool{StoryRateLimited: true, StoryUpstreamTimeout: true, StoryPoolExhausted: true}
 	// next[i] is the index of the next line with line i's signature.
@@ -554,6 +556,22 @@ func TestClientsHaveTheirHabits(t *testing.T) {
 		}
 		seen[s] = i
 	}
+	// gapToNext is the time from line i to the next line of its signature.
+	gapToNext := func(i int) time.Duration {
+		j := next[i]
+		if j < 0 {
+			return time.Duration(1<<63 - 1)
+		}
+		t1, _ := time.Parse(time.RFC3339Nano, lines[i].c.Time)
+		t2, _ := time.Parse(time.RFC3339Nano, lines[j].c.Time)
+		return t2.Sub(t1)
+	}
+	continues := map[int]bool{} // lines within a minute of the one before of their signature
+	for i := range lines {
+		if next[i] >= 0 && gapToNext(i) < time.Minute {
+			continues[next[i]] = true
+		}
+	}
 	for i := range lines {
 		l := &lines[i]
 		if !l.failed() {
@@ -564,12 +582,16 @@ func TestClientsHaveTheirHabits(t *testing.T) {
 			tl = &tally{}
 			by[l.c.Client] = tl
 		}
-		start, _ := time.Parse(time.RFC3339Nano, l.c.Time)
-		gap := time.Duration(1<<63 - 1)
-		if j := next[i]; j >= 0 {
-			t2, _ := time.Parse(time.RFC3339Nano, lines[j].c.Time)
-			gap = t2.Sub(start)
+		if !continues[i] {
+			n := 1
+			for j := i; next[j] >= 0 && gapToNext(j) < time.Minute; j = next[j] {
+				n++
+			}
+			if n >= 20 {
+				tl.loops++
+			}
 		}
+		gap := gapToNext(i)
 		switch {
 		case l.story == StoryInvalidParams:
 			tl.invalid++
@@ -597,7 +619,7 @@ func TestClientsHaveTheirHabits(t *testing.T) {
 		"cursor":          {retryAll: 1},
 		"python-sdk":      {giveUp: 1},
 		"typescript-sdk":  {},
-		"stateless-agent": {early: true},
+		"stateless-agent": {early: true, loop: 1},
 	}
 	if len(want) != len(clients) {
 		t.Fatalf("%d clients, the test knows %d", len(clients), len(want))
@@ -612,7 +634,7 @@ func TestClientsHaveTheirHabits(t *testing.T) {
 			t.Fatalf("%s: %+v: too few failures to tell its habits", c.name, tl)
 		}
 		resent, givenUp, early := share(tl.resent, tl.invalid), share(tl.givenUp, tl.retryable), share(tl.early, tl.hinted)
-		t.Logf("%-15s invalid %d resent %.2f, retryable %d given up %.2f, hinted %d early %.2f", c.name, tl.invalid, resent, tl.retryable, givenUp, tl.hinted, early)
+		t.Logf("%-15s invalid %d resent %.2f, retryable %d given up %.2f, hinted %d early %.2f, loops %d", c.name, tl.invalid, resent, tl.retryable, givenUp, tl.hinted, early, tl.loops)
 		if w := h.retryAll > 0; (resent > 0.3) != w || (!w && resent != 0) {
 			t.Errorf("%s re-sends %.2f of its invalid arguments unchanged, want the habit %v", c.name, resent, w)
 		}
@@ -621,6 +643,9 @@ func TestClientsHaveTheirHabits(t *testing.T) {
 		}
 		if w := h.early; (early > 0.4) != w || (!w && early != 0) {
 			t.Errorf("%s retries %.2f of its hinted rate limits early, want the habit %v", c.name, early, w)
+		}
+		if w := h.loop > 0; (tl.loops >= 5) != w || (!w && tl.loops != 0) {
+			t.Errorf("%s ran %d retry loops of 20 calls or more, want the habit %v", c.name, tl.loops, w)
 		}
 	}
 }
