@@ -93,7 +93,7 @@ var endpointEnums = map[string]map[string][]string{"/api/v1/recalls": {"by": {"t
 var paramEnums = map[string][]string{"by": {"tool", "pair"}, "category": categoryNames()}
 
 // fieldEnums lists the values a row field takes, where it takes few.
-var fieldEnums = map[string][]string{"verdict": queries.Verdicts}
+var fieldEnums = map[string][]string{"verdict": queries.Verdicts, "outcome": queries.LoopOutcomes}
 
 // pairFields are the row fields that by=pair adds, first in each row.
 var pairFields = []string{"tenant", "server"}

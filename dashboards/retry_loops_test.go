@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/chtest"
-	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/traffic"
 )
@@ -19,21 +17,13 @@ import (
 // /api/v1/retry-loops with its defaults (queries.RetryLoops: 60 s window,
 // 5 calls, 50 rows), which TestRetryLoopsMatchReference holds to the
 // reference implementation: the generated traffic with two retry storms (40
-// calls and 5) and a quarter of it ingested again, over its whole day and
-// over a range that ends inside the first storm, on both engines. The
-// panel's range is the plugin's: to is a whole second, inclusive.
+// calls and 5, stormyCalls) and a quarter of it ingested again, over its
+// whole day and over a range that ends inside the first storm, on both
+// engines. The panel's range is the plugin's: to is a whole second,
+// inclusive.
 func TestRetryLoopsPanel(t *testing.T) {
-	calls := generatedCalls(t)
-	busiest := busiestTool(calls)
-	i := slices.IndexFunc(calls, func(c pipeline.Call) bool {
-		return c.IsFailure == 1 && c.Continuation == 0 && c.Category == string(classify.RateLimited) && c.Tool == busiest
-	})
-	if i < 0 {
-		t.Fatal("no RATE_LIMITED call to copy into a retry storm")
-	}
+	calls, busiest := stormyCalls(t)
 	day := traffic.DefaultStart.Truncate(24 * time.Hour)
-	calls = append(calls, retryStorm(calls[i], "storm-long", day.Add(12*time.Hour+50*time.Minute), 40, 50*time.Second)...)
-	calls = append(calls, retryStorm(calls[i], "storm-short", day.Add(14*time.Hour+58*time.Minute), 5, 50*time.Second)...)
 	replay, _ := reingested(calls, nil)
 	panels := panelTargets(t, busiest)
 	j := slices.IndexFunc(panels, func(tg panelTarget) bool { return tg.file == "retry_loops" })
@@ -77,7 +67,7 @@ func TestRetryLoopsPanel(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Errorf("range %d: panel and GET /api/v1/retry-loops differ\n panel %q\n   api %q", ri, got, want)
 				}
-				if len(got) < 2 || !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, " storm-long ") }) {
+				if len(got) < 2 || !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, " storm-open ") }) {
 					t.Errorf("range %d: %d loops, none of them the 40-call storm: the test proves little\n%q", ri, len(got), got)
 				}
 			}

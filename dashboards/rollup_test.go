@@ -55,26 +55,8 @@ var exactUnderReclassification = map[string]bool{
 // buckets and the raw time filter select the same calls (INVALID_ARGUMENT
 // spikes start later, so that their baseline before the range has calls).
 func TestPanelsMatchTheirFinalForms(t *testing.T) {
-	calls := generatedCalls(t)
-	// Two retry storms for the chain folds (compact.RollupChains): one that
-	// starts at 12:50 and retries every 50 s until 13:23, past the 13:10 at
-	// which the fold of 12:00 stops reading (its fold is open, and the
-	// panels, which follow it further, must not take it), and one that
-	// starts at 14:58 and ends at 15:01:20, which that hour's fold follows
-	// into the next hour. Both are the drilldown's tool's (busiestTool), so
-	// that its panels see them too.
-	busiest := busiestTool(calls)
-	i := slices.IndexFunc(calls, func(c pipeline.Call) bool {
-		return c.IsFailure == 1 && c.Continuation == 0 && c.Category == string(classify.RateLimited) && c.Tool == busiest
-	})
-	if i < 0 {
-		t.Fatal("no RATE_LIMITED call to copy into a retry storm")
-	}
+	calls, busiest := stormyCalls(t)
 	day := traffic.DefaultStart.Truncate(24 * time.Hour)
-	// The first storm's failures ask to wait 50 s, exactly the gap (no
-	// retry before the hint); the second's 60 s (each retry too soon).
-	calls = append(calls, withRetryAfter(retryStorm(calls[i], "storm-open", day.Add(12*time.Hour+50*time.Minute), 40, 50*time.Second), 50*time.Second)...)
-	calls = append(calls, withRetryAfter(retryStorm(calls[i], "storm-closed", day.Add(14*time.Hour+58*time.Minute), 5, 50*time.Second), time.Minute)...)
 	replay, reclassified := reingested(calls, nil)
 	var targets []panelTarget
 	for _, tg := range panelTargets(t, busiest) {
@@ -608,6 +590,32 @@ func withRetryAfter(cs []pipeline.Call, d time.Duration) []pipeline.Call {
 		}
 	}
 	return cs
+}
+
+// stormyCalls is generatedCalls with two retry storms of the busiest tool
+// (busiestTool, returned), copies of one of its RATE_LIMITED failures: one
+// that starts at 12:50 and retries every 50 s until 13:23 (40 calls), past
+// the 13:10 at which the chain fold of 12:00 stops reading (its fold is
+// open, and the panels, which follow it further, must not take it), and one
+// that starts at 14:58 and ends at 15:01:20 (5 calls), which that hour's
+// fold follows into the next hour. The drilldown's panels, which show the
+// busiest tool, see them too. The first storm's failures ask to wait 50 s,
+// exactly the gap (no retry before the hint); the second's 60 s (each retry
+// too soon).
+func stormyCalls(t testing.TB) ([]pipeline.Call, string) {
+	t.Helper()
+	calls := generatedCalls(t)
+	busiest := busiestTool(calls)
+	i := slices.IndexFunc(calls, func(c pipeline.Call) bool {
+		return c.IsFailure == 1 && c.Continuation == 0 && c.Category == string(classify.RateLimited) && c.Tool == busiest
+	})
+	if i < 0 {
+		t.Fatal("no RATE_LIMITED call to copy into a retry storm")
+	}
+	day := traffic.DefaultStart.Truncate(24 * time.Hour)
+	calls = append(calls, withRetryAfter(retryStorm(calls[i], "storm-open", day.Add(12*time.Hour+50*time.Minute), 40, 50*time.Second), 50*time.Second)...)
+	calls = append(calls, withRetryAfter(retryStorm(calls[i], "storm-closed", day.Add(14*time.Hour+58*time.Minute), 5, 50*time.Second), time.Minute)...)
+	return calls, busiest
 }
 
 // retryStorm is n calls of a new session key, gap apart from start, each a

@@ -11,6 +11,16 @@ import (
 
 var retryLoopsSQL = mustSQL("retry_loops.sql")
 
+// The outcomes of a retry loop (RetryLoop.Outcome): its last call failed,
+// or did not.
+const (
+	LoopRetryThenFail    = "retry_then_fail"
+	LoopRetryThenSuccess = "retry_then_success"
+)
+
+// LoopOutcomes lists RetryLoop.Outcome's values.
+var LoopOutcomes = []string{LoopRetryThenFail, LoopRetryThenSuccess}
+
 // MaxRetryLoopsLimit is the most chains RetryLoops returns.
 const MaxRetryLoopsLimit = 1000
 
@@ -100,9 +110,9 @@ func RetryLoops(ctx context.Context, db DB, f Filter, window time.Duration, o Re
 	}
 	loops := make([]RetryLoop, len(rows))
 	for i, r := range rows {
-		outcome := "retry_then_fail"
+		outcome := LoopRetryThenFail
 		if r.Outcome == 2 {
-			outcome = "retry_then_success"
+			outcome = LoopRetryThenSuccess
 		}
 		loops[i] = RetryLoop{
 			Tenant: r.Tenant, Server: r.Server, Tool: r.Tool, Session: r.Session, Client: r.Client,
