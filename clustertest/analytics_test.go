@@ -159,6 +159,8 @@ func answers(t *testing.T, db queries.DB, f queries.Filter, window time.Duration
 	add("recalls", v8, err)
 	v9, err := queries.Misclassifications(ctx, db, f, window, 1)
 	add("misclassifications", v9, err)
+	v12, err := queries.RetryLoops(ctx, db, f, window, queries.RetryLoopsOptions{MinAttempts: 2, Limit: 1000})
+	add("retry-loops", v12, err)
 	// Calls reclassified by a later ingest send the calls' pages to the
 	// form that reads latest ingests only, whose lookup reads the
 	// Distributed tables.
@@ -241,6 +243,9 @@ func TestAnalyticsMatchSingleNode(t *testing.T) {
 			return m.Kind == queries.KindRetriedNonIdempotent
 		}) {
 			t.Fatalf("%s: no retried_non_idempotent row on the single server; the definitions test nothing", name)
+		}
+		if c.f.Tool == "" && len(want["retry-loops"].([]queries.RetryLoop)) == 0 {
+			t.Fatalf("%s: no retry loop on the single server; the test tests nothing of them", name)
 		}
 		rows := 0
 		for k, w := range want {
