@@ -1,6 +1,7 @@
 // Package gauges exports the mcplens analytics as Prometheus metrics: calls,
 // misflagged calls, retry chains, unchanged re-calls and misclassifications
-// of a trailing window as gauges per tenant, server, tool and category, and
+// of a trailing window as gauges per tenant, server, tool and category, each
+// tool's longest retry loop (per tenant, server and tool), and
 // the OTel MCP metric mcp.server.operation.duration as the histogram
 // mcp_server_operation_duration_seconds, all refreshed periodically from
 // ClickHouse. The chain analytics reuse the queries package, so a gauge
