@@ -193,6 +193,18 @@ func (tg panelTarget) expand(t testing.TB, e *chtest.Engine, sql string, r macro
 	return expandPanel(t, sql, resolveBounds(t, e, sql, tg.bounds, tg.vars, r), nil, r)
 }
 
+// panelTargetOf returns panelTargets' target of panels/<file>.sql.
+func panelTargetOf(b testing.TB, tool, file string) panelTarget {
+	b.Helper()
+	for _, tg := range panelTargets(b, tool) {
+		if tg.file == file {
+			return tg
+		}
+	}
+	b.Fatalf("no panel reads panels/%s.sql", file)
+	return panelTarget{}
+}
+
 // panelTargets returns one target per panel SQL file, in dashboard order,
 // with every filter at All (a single-value tool variable at tool).
 func panelTargets(b testing.TB, tool string) []panelTarget {

@@ -27,12 +27,7 @@ import (
 // should be retried, and stateless-agent alone re-calls before the hint.
 func TestClientHabitsPanel(t *testing.T) {
 	calls := generatedCalls(t)
-	panels := panelTargets(t, busiestTool(calls))
-	i := slices.IndexFunc(panels, func(tg panelTarget) bool { return tg.file == "client_habits" })
-	if i < 0 {
-		t.Fatal("no panel reads panels/client_habits.sql")
-	}
-	tg := panels[i]
+	tg := panelTargetOf(t, busiestTool(calls), "client_habits")
 	ranges := []macroRange{
 		{from: traffic.DefaultStart.Add(-time.Hour), to: traffic.DefaultStart.Add(23 * time.Hour), interval: 5 * time.Minute},
 		{from: traffic.DefaultStart.Add(30 * time.Minute), to: traffic.DefaultStart.Add(2*time.Hour + 15*time.Minute), interval: 5 * time.Minute},

@@ -49,15 +49,7 @@ func TestMisclassificationsPanelMatchesTheAPI(t *testing.T) {
 	chtest.AddToolVersion(&defs, "acme", "kb", "calm", 7, -1, -1, now.Add(-20*hr))
 	chtest.AddToolVersion(&defs, "acme", "kb", "calm", 8, -1, 1, now.Add(-2*hr))
 	// The panel's queries, A then B (retries.go).
-	panels := panelTargets(t, "refund")
-	var targets []panelTarget
-	for _, file := range []string{"misclassifications", "misclassifications_misflagged"} {
-		i := slices.IndexFunc(panels, func(tg panelTarget) bool { return tg.file == file })
-		if i < 0 {
-			t.Fatalf("no panel query %s", file)
-		}
-		targets = append(targets, panels[i])
-	}
+	targets := []panelTarget{panelTargetOf(t, "refund", "misclassifications"), panelTargetOf(t, "refund", "misclassifications_misflagged")}
 	target := &targets[0]
 	var minChains int64
 	if _, err := fmt.Sscan(target.vars["min_chains"].current(), &minChains); err != nil {

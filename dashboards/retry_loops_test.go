@@ -25,12 +25,7 @@ func TestRetryLoopsPanel(t *testing.T) {
 	calls, busiest := stormyCalls(t)
 	day := traffic.DefaultStart.Truncate(24 * time.Hour)
 	replay, _ := reingested(calls, nil)
-	panels := panelTargets(t, busiest)
-	j := slices.IndexFunc(panels, func(tg panelTarget) bool { return tg.file == "retry_loops" })
-	if j < 0 {
-		t.Fatal("no panel reads panels/retry_loops.sql")
-	}
-	tg := panels[j]
+	tg := panelTargetOf(t, busiest, "retry_loops")
 	ranges := []macroRange{
 		{from: traffic.DefaultStart.Add(-time.Hour), to: traffic.DefaultStart.Add(23 * time.Hour), interval: 5 * time.Minute},
 		// Ends at 13:00: the long storm started in range and is followed

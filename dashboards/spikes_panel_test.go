@@ -22,17 +22,12 @@ import (
 // variables at All, and its FINAL form (testdata/final), the definition.
 func spikesPanel(t *testing.T) (panel panelTarget, final string) {
 	t.Helper()
-	for _, tg := range panelTargets(t, "") {
-		if tg.file == "invalid_argument_spikes" {
-			b, err := os.ReadFile(filepath.Join("testdata", "final", tg.file+".sql"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tg, string(b)
-		}
+	tg := panelTargetOf(t, "", "invalid_argument_spikes")
+	b, err := os.ReadFile(filepath.Join("testdata", "final", tg.file+".sql"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no invalid_argument_spikes panel")
-	return panelTarget{}, ""
+	return tg, string(b)
 }
 
 // hourlyFleet returns, for each of tools tools, 20 calls in each of the

@@ -99,32 +99,36 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		return fmt.Sprintf("[%s, %s) tenant=%q server=%q tool=%q window=%s",
 			c.f.From.Format("15:04:05.000"), c.f.To.Format("15:04:05.000"), c.f.Tenant, c.f.Server, c.f.Tool, c.window)
 	}
+	// ask returns the chain queries' answers to c on e.
+	ask := func(t *testing.T, e *chtest.Engine, c foldCase) answers {
+		t.Helper()
+		var a answers
+		var err error
+		if a.outcomes, err = queries.RetryOutcomes(ctx, e.DB, c.f, c.window); err != nil {
+			t.Fatal(err)
+		}
+		if a.mis, err = queries.Misclassifications(ctx, e.DB, c.f, c.window, c.minChains); err != nil {
+			t.Fatal(err)
+		}
+		if a.recalls, err = queries.Recalls(ctx, e.DB, c.f, c.window); err != nil {
+			t.Fatal(err)
+		}
+		cf := c.f
+		cf.ByClient = true
+		if a.byClient, err = queries.Recalls(ctx, e.DB, cf, c.window); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
 	// check fails the test for each case that differs from want.
 	check := func(t *testing.T, e *chtest.Engine, step string, want []answers) {
 		t.Helper()
 		for i, c := range cases {
-			outcomes, err := queries.RetryOutcomes(ctx, e.DB, c.f, c.window)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mis, err := queries.Misclassifications(ctx, e.DB, c.f, c.window, c.minChains)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recalls, err := queries.Recalls(ctx, e.DB, c.f, c.window)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cf := c.f
-			cf.ByClient = true
-			byClient, err := queries.Recalls(ctx, e.DB, cf, c.window)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !equalRows(outcomes, want[i].outcomes) || !equalRows(mis, want[i].mis) ||
-				!equalRows(recalls, want[i].recalls) || !equalRows(byClient, want[i].byClient) {
+			a := ask(t, e, c)
+			if !equalRows(a.outcomes, want[i].outcomes) || !equalRows(a.mis, want[i].mis) ||
+				!equalRows(a.recalls, want[i].recalls) || !equalRows(a.byClient, want[i].byClient) {
 				t.Errorf("%s, %s: SQL and reference differ\n got %s\n     %s\n     %s\n     %s\nwant %s\n     %s\n     %s\n     %s", step, name(c),
-					dump(outcomes), dump(mis), dump(recalls), dump(byClient), dump(want[i].outcomes), dump(want[i].mis), dump(want[i].recalls), dump(want[i].byClient))
+					dump(a.outcomes), dump(a.mis), dump(a.recalls), dump(a.byClient), dump(want[i].outcomes), dump(want[i].mis), dump(want[i].recalls), dump(want[i].byClient))
 			}
 			if i == 0 || i == 5 {
 				checkByPair(t, e, step+", "+name(c), c.f, c.window, c.minChains)
@@ -186,22 +190,11 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 			// default window changes, and none with another window.
 			changedBy := map[string]int{}
 			for i, c := range cases {
-				outcomes, err := queries.RetryOutcomes(ctx, e.DB, c.f, c.window)
-				if err != nil {
-					t.Fatal(err)
-				}
-				mis, err := queries.Misclassifications(ctx, e.DB, c.f, c.window, c.minChains)
-				if err != nil {
-					t.Fatal(err)
-				}
-				recalls, err := queries.Recalls(ctx, e.DB, c.f, c.window)
-				if err != nil {
-					t.Fatal(err)
-				}
+				a := ask(t, e, c)
 				for query, differs := range map[string]bool{
-					"retry outcomes":     !equalRows(outcomes, wantLate[i].outcomes),
-					"misclassifications": !equalRows(mis, wantLate[i].mis),
-					"re-calls":           !equalRows(recalls, wantLate[i].recalls),
+					"retry outcomes":     !equalRows(a.outcomes, wantLate[i].outcomes),
+					"misclassifications": !equalRows(a.mis, wantLate[i].mis),
+					"re-calls":           !equalRows(a.recalls, wantLate[i].recalls) || !equalRows(a.byClient, wantLate[i].byClient),
 				} {
 					switch {
 					case differs && c.window != queries.FoldedChainWindow:
