@@ -12,6 +12,7 @@ import (
 	"github.com/mcplens/mcplens/chtest"
 	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/schema"
 )
 
 // chainCall is a call of session s of tool search at t, failed or not,
@@ -86,6 +87,35 @@ func currentRecalls(t *testing.T, e *chtest.Engine, from, to time.Time) []string
 	return out
 }
 
+// currentChainSessions reads the sessions of the chains of the current
+// chain folds of [from, to), one line each: start, session key, client,
+// end and first call id.
+func currentChainSessions(t *testing.T, e *chtest.Engine, from, to time.Time) []string {
+	t.Helper()
+	var rows []struct {
+		Start   int64  `ch:"start_ms"`
+		Session string `ch:"session_key"`
+		Client  string `ch:"client_"`
+		End     int64  `ch:"end_ms"`
+		First   uint64 `ch:"first_call_id"`
+	}
+	err := e.DB.Select(context.Background(), &rows, `SELECT start_ms, session_key, toString(client) AS client_, end_ms, first_call_id
+		FROM chains_folded
+		WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)
+		  AND hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')`,
+		clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = fmt.Sprintf("%s %s %q %s %d", time.UnixMilli(r.Start).UTC().Format("15:04:05"), r.Session, r.Client,
+			time.UnixMilli(r.End).UTC().Format("15:04:05"), r.First)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // currentChainHours reads the hours of [from, to) that have a current
 // chain fold.
 func currentChainHours(t *testing.T, e *chtest.Engine, from, to time.Time) []time.Time {
@@ -139,6 +169,9 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 		calls = append(calls, chainCall("storm", at("12:55:00").Add(time.Duration(i)*50*time.Second), uint64(100+i), true, `{"q":"a"}`))
 	}
 	calls[0].RetryAfterMs = 60_000 // s1's retry 40 s later comes before the hint
+	for i, client := range []string{"cursor", "cursor", "claude-code", "zed", "claude-code"} {
+		calls[i].Client = client // s2's client is the least of its calls'
+	}
 	const span = 5 * 24 * time.Hour
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -161,6 +194,15 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 			}
 			if got := currentChains(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, want) {
 				t.Errorf("folded chains\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			// Each chain's session, client, last call and first call.
+			wantSessions := []string{
+				`10:59:30 s1 "cursor" 11:00:10 1`,
+				`10:59:50 s2 "claude-code" 11:00:50 3`,
+				`11:30:00 s3 "" 11:30:00 6`,
+			}
+			if got := currentChainSessions(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, wantSessions) {
+				t.Errorf("folded chains' sessions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantSessions, "\n"))
 			}
 			// 10:00: s1's failure (its next call 40 s later, in 11:00,
 			// before its hint) and s2's first (next with arguments of the
@@ -212,6 +254,10 @@ func TestRollupChainsFoldsEachHoursChains(t *testing.T) {
 			want[2] = "11:00 11:30:00 2 2 0"
 			if got := currentChains(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, want) {
 				t.Errorf("folded chains after the late insert\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			wantSessions[2] = `11:30:00 s3 "" 11:30:40 6`
+			if got := currentChainSessions(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, wantSessions) {
+				t.Errorf("folded chains' sessions after the late insert\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantSessions, "\n"))
 			}
 			wantRecalls[1] = "11:00 3 2 1 0 0"
 			if got := currentRecalls(t, e, d, d.Add(24*time.Hour)); !slices.Equal(got, wantRecalls) {
@@ -348,13 +394,15 @@ func TestRollupChainsRecordsQuietHoursWithoutReading(t *testing.T) {
 	}
 }
 
-// TestRollupChainsFoldsAgainTheFoldsWithoutFailures: a chain fold recorded
-// before recalls_folded existed (schema/032_chain_folds_recalls.sql: its
-// record's recalls is 0, and it wrote no failure) is not current, so that
-// readers take its hour from the raw calls rather than a fold without its
-// failures, and the next run folds the hour again, chains and failures,
-// superseding it.
-func TestRollupChainsFoldsAgainTheFoldsWithoutFailures(t *testing.T) {
+// TestRollupChainsFoldsAgainTheOlderFolds: a chain fold recorded before
+// recalls_folded existed (schema/032_chain_folds_recalls.sql: its record's
+// recalls is 0, and it wrote no failure), or before chains_folded kept each
+// chain's session (schema/039_chain_folds_sessions.sql: its record's
+// sessions is 0, and its chains have no session, client, end or first
+// call), is not current, so that readers take its hour from the raw calls
+// rather than a fold without what they read, and the next run folds the
+// hour again, chains and failures, superseding it.
+func TestRollupChainsFoldsAgainTheOlderFolds(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
 	h := day.Add(5 * time.Hour)
@@ -362,41 +410,76 @@ func TestRollupChainsFoldsAgainTheFoldsWithoutFailures(t *testing.T) {
 		chainCall("s", h.Add(10*time.Minute), 1, true, `{"q":"a"}`),
 		chainCall("s", h.Add(10*time.Minute+20*time.Second), 2, false, `{"q":"a"}`),
 	}
+	calls[0].Client, calls[1].Client = "cursor", "cursor"
+	// The records and rows as the code before a migration left them.
+	older := []struct {
+		name  string
+		stmts []string
+	}{
+		{"before 032", []string{
+			"TRUNCATE TABLE recalls_folded",
+			"INSERT INTO chain_folds (hour, inserts, fold, open, folded) SELECT hour, inserts, fold, open, folded FROM saved_chain_folds",
+		}},
+		{"before 039", []string{
+			"CREATE TABLE saved_chains_folded AS chains_folded",
+			"INSERT INTO saved_chains_folded SELECT * FROM chains_folded",
+			"TRUNCATE TABLE chains_folded",
+			"INSERT INTO chains_folded (hour, fold, tenant, server, tool, start_ms, category, declared_retryable, expected_retryable, outcome, attempts, args_changed, open) " +
+				"SELECT hour, fold, tenant, server, tool, start_ms, category, declared_retryable, expected_retryable, outcome, attempts, args_changed, open FROM saved_chains_folded",
+			"INSERT INTO chain_folds (hour, inserts, fold, open, folded, recalls) SELECT hour, inserts, fold, open, folded, recalls FROM saved_chain_folds",
+			"DROP TABLE saved_chains_folded",
+		}},
+	}
 	const span = 48 * time.Hour
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			e.Insert(t, calls)
-			if res, err := compact.RollupChains(ctx, e.DB, time.Now(), span, 0); err != nil || !slices.Equal(res.Folded, []time.Time{h}) {
-				t.Fatalf("first run: %+v %v; want %s folded", res, err, h.Format(time.RFC3339))
+			ddl, err := schema.DDLContext(ctx, e.DB) // 18.16 creates LowCardinality columns with its setting
+			if err != nil {
+				t.Fatal(err)
 			}
-			// The records and rows as the code before migration 032 left
-			// them: the same records without recalls, and no failure.
-			for _, q := range []string{
-				"CREATE TABLE saved_chain_folds AS chain_folds",
-				"INSERT INTO saved_chain_folds SELECT * FROM chain_folds",
-				"TRUNCATE TABLE chain_folds",
-				"TRUNCATE TABLE recalls_folded",
-				"INSERT INTO chain_folds (hour, inserts, fold, open, folded) SELECT hour, inserts, fold, open, folded FROM saved_chain_folds",
-			} {
-				if err := e.DB.Exec(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
+			for _, o := range older {
+				for _, q := range []string{"TRUNCATE TABLE chain_folds", "TRUNCATE TABLE chains_folded", "TRUNCATE TABLE recalls_folded"} {
+					if err := e.DB.Exec(ctx, q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
 				}
-			}
-			to := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
-			if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 0 {
-				t.Fatalf("%d current chain folds among the folds without failures; want none", len(hours))
-			}
-			res, err := compact.RollupChains(ctx, e.DB, time.Now(), span, 0)
-			if err != nil || !slices.Equal(res.Folded, []time.Time{h}) || len(res.Quiet) != 47 || res.Superseded != 48 {
-				t.Fatalf("second run: folded %v, %d quiet, %d superseded, err %v; want %s folded again, the 47 others recorded again, the 48 old folds superseded",
-					res.Folded, len(res.Quiet), res.Superseded, err, h.Format(time.RFC3339))
-			}
-			if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 48 {
-				t.Errorf("%d current chain folds; want all 48 hours'", len(hours))
-			}
-			want := []string{h.Format("15:04") + " 1 1 1 0 0"}
-			if got := currentRecalls(t, e, day, day.Add(24*time.Hour)); !slices.Equal(got, want) {
-				t.Errorf("folded failures %q; want %q", got, want)
+				if res, err := compact.RollupChains(ctx, e.DB, time.Now(), span, 0); err != nil || !slices.Equal(res.Folded, []time.Time{h}) {
+					t.Fatalf("%s: first run: %+v %v; want %s folded", o.name, res, err, h.Format(time.RFC3339))
+				}
+				stmts := append([]string{
+					"CREATE TABLE saved_chain_folds AS chain_folds",
+					"INSERT INTO saved_chain_folds SELECT * FROM chain_folds",
+					"TRUNCATE TABLE chain_folds",
+				}, o.stmts...)
+				for _, q := range append(stmts, "DROP TABLE saved_chain_folds") {
+					if err := e.DB.Exec(ddl, q); err != nil {
+						t.Fatalf("%s: %s: %v", o.name, q, err)
+					}
+				}
+				to := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+				if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 0 {
+					t.Fatalf("%s: %d current chain folds among the older folds; want none", o.name, len(hours))
+				}
+				if n := len(currentRecalls(t, e, day, day.Add(24*time.Hour))); n != 0 {
+					t.Fatalf("%s: %d hours of current folded failures; want none", o.name, n)
+				}
+				res, err := compact.RollupChains(ctx, e.DB, time.Now(), span, 0)
+				if err != nil || !slices.Equal(res.Folded, []time.Time{h}) || len(res.Quiet) != 47 || res.Superseded != 48 {
+					t.Fatalf("%s: second run: folded %v, %d quiet, %d superseded, err %v; want %s folded again, the 47 others recorded again, the 48 old folds superseded",
+						o.name, res.Folded, len(res.Quiet), res.Superseded, err, h.Format(time.RFC3339))
+				}
+				if hours := currentChainHours(t, e, to.Add(-span), to); len(hours) != 48 {
+					t.Errorf("%s: %d current chain folds; want all 48 hours'", o.name, len(hours))
+				}
+				want := []string{h.Format("15:04") + " 1 1 1 0 0"}
+				if got := currentRecalls(t, e, day, day.Add(24*time.Hour)); !slices.Equal(got, want) {
+					t.Errorf("%s: folded failures %q; want %q", o.name, got, want)
+				}
+				wantSessions := []string{h.Add(10*time.Minute).Format("15:04:05") + ` s "cursor" ` + h.Add(10*time.Minute+20*time.Second).Format("15:04:05") + " 1"}
+				if got := currentChainSessions(t, e, day, day.Add(24*time.Hour)); !slices.Equal(got, wantSessions) {
+					t.Errorf("%s: folded chains' sessions %q; want %q", o.name, got, wantSessions)
+				}
 			}
 		})
 	}
