@@ -15,8 +15,8 @@ import (
 	"github.com/mcplens/mcplens/queries"
 )
 
-// TestChainQueriesReadTheChainFolds runs retry outcomes,
-// misclassifications and re-calls (by tool, and by client) on random traffic whose hours the retention job has
+// TestChainQueriesReadTheChainFolds runs retry outcomes and re-calls (by
+// tool, and by client), misclassifications and retry loops on random traffic whose hours the retention job has
 // folded (compact.RollupChains, and compact.RollupHours for the misflagged
 // rows' calls_flags_folded), on every engine, and compares them row for
 // row with the reference implementation: with the chains and failures of the
@@ -75,11 +75,15 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		{queries.Filter{From: h(30 * time.Minute), To: h(150 * time.Minute)}, 5 * time.Second, 1},
 	}
 	type answers struct {
-		outcomes []queries.RetryOutcome
-		mis      []queries.Misclassification
-		recalls  []queries.Recall
-		byClient []queries.Recall
+		outcomes   []queries.RetryOutcome
+		outcomesBy []queries.RetryOutcome // by client
+		mis        []queries.Misclassification
+		recalls    []queries.Recall
+		byClient   []queries.Recall
+		loops      []queries.RetryLoop
 	}
+	// Every chain of 3 calls or more, in the order of the endpoint.
+	loopOptions := queries.RetryLoopsOptions{MinAttempts: 3, Limit: queries.MaxRetryLoopsLimit}
 	// A late call into 08:00, once everything is folded: the hours on
 	// either side stay folded, 08:00 and its chains are read raw.
 	late := call{session: "late", tool: "fetch", req: "late", category: classify.Unavailable, declared: 1}.row()
@@ -90,8 +94,9 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		for i, c := range cases {
 			cf := c.f
 			cf.ByClient = true
-			want[i] = answers{refRetryOutcomes(all, c.f, c.window), refMisclassifications(all, c.f, c.window, c.minChains, nonIdempotent(c.f.To)),
-				refRecalls(all, c.f, c.window), refRecalls(all, cf, c.window)}
+			want[i] = answers{refRetryOutcomes(all, c.f, c.window), refRetryOutcomes(all, cf, c.window),
+				refMisclassifications(all, c.f, c.window, c.minChains, nonIdempotent(c.f.To)),
+				refRecalls(all, c.f, c.window), refRecalls(all, cf, c.window), refRetryLoops(all, c.f, c.window, loopOptions)}
 		}
 		return want
 	}
@@ -118,6 +123,12 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		if a.byClient, err = queries.Recalls(ctx, e.DB, cf, c.window); err != nil {
 			t.Fatal(err)
 		}
+		if a.outcomesBy, err = queries.RetryOutcomes(ctx, e.DB, cf, c.window); err != nil {
+			t.Fatal(err)
+		}
+		if a.loops, err = queries.RetryLoops(ctx, e.DB, c.f, c.window, loopOptions); err != nil {
+			t.Fatal(err)
+		}
 		return a
 	}
 	// check fails the test for each case that differs from want.
@@ -125,10 +136,11 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		t.Helper()
 		for i, c := range cases {
 			a := ask(t, e, c)
-			if !equalRows(a.outcomes, want[i].outcomes) || !equalRows(a.mis, want[i].mis) ||
-				!equalRows(a.recalls, want[i].recalls) || !equalRows(a.byClient, want[i].byClient) {
-				t.Errorf("%s, %s: SQL and reference differ\n got %s\n     %s\n     %s\n     %s\nwant %s\n     %s\n     %s\n     %s", step, name(c),
-					dump(a.outcomes), dump(a.mis), dump(a.recalls), dump(a.byClient), dump(want[i].outcomes), dump(want[i].mis), dump(want[i].recalls), dump(want[i].byClient))
+			if !equalRows(a.outcomes, want[i].outcomes) || !equalRows(a.outcomesBy, want[i].outcomesBy) || !equalRows(a.mis, want[i].mis) ||
+				!equalRows(a.recalls, want[i].recalls) || !equalRows(a.byClient, want[i].byClient) || !equalRows(a.loops, want[i].loops) {
+				t.Errorf("%s, %s: SQL and reference differ\n got %s\n     %s\n     %s\n     %s\n     %s\n     %s\nwant %s\n     %s\n     %s\n     %s\n     %s\n     %s", step, name(c),
+					dump(a.outcomes), dump(a.outcomesBy), dump(a.mis), dump(a.recalls), dump(a.byClient), dump(a.loops),
+					dump(want[i].outcomes), dump(want[i].outcomesBy), dump(want[i].mis), dump(want[i].recalls), dump(want[i].byClient), dump(want[i].loops))
 			}
 			if i == 0 || i == 5 {
 				checkByPair(t, e, step+", "+name(c), c.f, c.window, c.minChains)
@@ -149,12 +161,17 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 		return res
 	}
 	wantFirst, wantAll, wantLate := reference(0), reference(len(replays)), reference(len(replays), late)
-	outcomes, mis := 0, 0
+	outcomes, mis, loops := 0, 0, 0
+	clients := map[string]bool{}
 	for _, w := range wantAll {
-		outcomes, mis = outcomes+len(w.outcomes), mis+len(w.mis)
+		outcomes, mis, loops = outcomes+len(w.outcomes), mis+len(w.mis), loops+len(w.loops)
+		for _, o := range w.outcomesBy {
+			clients[o.Client] = true
+		}
 	}
-	if outcomes < 200 || mis < 20 {
-		t.Fatalf("the reference gives only %d retry outcome rows and %d misclassifications; the traffic is too thin to test much", outcomes, mis)
+	if outcomes < 200 || mis < 20 || loops < 50 || len(clients) < 3 {
+		t.Fatalf("the reference gives only %d retry outcome rows, %d misclassifications, %d retry loops and %d clients; the traffic is too thin to test much",
+			outcomes, mis, loops, len(clients))
 	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -192,9 +209,11 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 			for i, c := range cases {
 				a := ask(t, e, c)
 				for query, differs := range map[string]bool{
-					"retry outcomes":     !equalRows(a.outcomes, wantLate[i].outcomes),
-					"misclassifications": !equalRows(a.mis, wantLate[i].mis),
-					"re-calls":           !equalRows(a.recalls, wantLate[i].recalls) || !equalRows(a.byClient, wantLate[i].byClient),
+					"retry outcomes":           !equalRows(a.outcomes, wantLate[i].outcomes),
+					"retry outcomes by client": !equalRows(a.outcomesBy, wantLate[i].outcomesBy),
+					"misclassifications":       !equalRows(a.mis, wantLate[i].mis),
+					"re-calls":                 !equalRows(a.recalls, wantLate[i].recalls) || !equalRows(a.byClient, wantLate[i].byClient),
+					"retry loops":              !equalRows(a.loops, wantLate[i].loops),
 				} {
 					switch {
 					case differs && c.window != queries.FoldedChainWindow:
@@ -204,7 +223,7 @@ func TestChainQueriesReadTheChainFolds(t *testing.T) {
 					}
 				}
 			}
-			for _, query := range []string{"retry outcomes", "misclassifications", "re-calls"} {
+			for _, query := range []string{"retry outcomes", "retry outcomes by client", "misclassifications", "re-calls", "retry loops"} {
 				if changedBy[query] == 0 {
 					t.Errorf("no %s answer with the default window changed when the folds' rows were emptied: the query does not read them", query)
 				}

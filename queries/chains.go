@@ -12,8 +12,8 @@ import (
 var chainFoldHoursSQL = mustSQL("chain_fold_hours.sql")
 
 // foldBranch starts the comment over the branch of retry_outcomes.sql,
-// misclassifications.sql and recalls.sql that reads the chain fold; the
-// branch ends with the UNION ALL after it.
+// misclassifications.sql, retry_loops.sql and recalls.sql that reads the
+// chain fold; the branch ends with the UNION ALL after it.
 const foldBranch = "-- Fold branch:"
 
 // withoutFold returns query, the statement of file, without its fold
@@ -32,6 +32,55 @@ func withoutFold(file, query string) string {
 	// From the start of the marker's line.
 	i = strings.LastIndex(query[:i], "\n") + 1
 	return query[:i] + query[end:]
+}
+
+// clientForms are the four forms of a chain statement that answers per
+// client on request (recalls.sql, retry_outcomes.sql): as written, reading
+// the fold's branch and the client (byClient); without the client
+// (withoutClient); and the two without the fold's branch (withoutFold), for
+// a range with no folded hour.
+type clientForms struct{ byClient, plain, rawByClient, raw string }
+
+// newClientForms makes the forms of file's statement; it panics at start-up
+// unless the statement has the fold's branch and each of clientColumns once.
+func newClientForms(file string) clientForms {
+	q := mustSQL(file)
+	plain := withoutClient(file, q)
+	return clientForms{byClient: q, plain: plain, rawByClient: withoutFold(file, q), raw: withoutFold(file, plain)}
+}
+
+// statement is the form for a range with some hour folded or none, and
+// rows by client or not.
+func (c clientForms) statement(folded, byClient bool) string {
+	switch {
+	case folded && byClient:
+		return c.byClient
+	case folded:
+		return c.plain
+	case byClient:
+		return c.rawByClient
+	}
+	return c.raw
+}
+
+// clientColumns are the expressions of a clientForms statement that read
+// the client: a raw group's and a folded row's.
+var clientColumns = []string{"min(toString(client)) AS client_", "CAST(client AS String) AS client_"}
+
+// withoutClient returns query, the statement of file, with each of
+// clientColumns replaced by an empty string: ClickHouse 18.16 reads a
+// column a query names even where a constant condition leaves it unused,
+// and reading the client cost /recalls 1.03-1.07x its time there
+// (BENCHMARKS.md, fifty-first round). It panics at start-up unless query
+// names each of them once.
+func withoutClient(file, query string) string {
+	for _, c := range clientColumns {
+		if n := strings.Count(query, c); n != 1 {
+			panic(fmt.Sprintf("queries: %s names %q %d times, want 1", file, c, n))
+		}
+		query = strings.Replace(query, c, "'' AS client_", 1)
+	}
+	return query
 }
 
 // DefaultRetryWindow is the largest gap between a call and the next call of

@@ -84,9 +84,10 @@ type Filter struct {
 	// Server set to that pair returns. Without it Tenant and Server are ""
 	// in every row. The other queries ignore it.
 	ByPair bool
-	// ByClient asks Recalls for rows per client as well (the client of the
-	// failure's session; ByPair is then ignored): what each client does
-	// after a failure. The other queries ignore it.
+	// ByClient asks Recalls and RetryOutcomes for rows per client as well
+	// (the client of the failure's or chain's session; ByPair is then
+	// ignored): what each client does after a failure. The other queries
+	// ignore it.
 	ByClient bool
 }
 

@@ -66,10 +66,11 @@ func TestSplitPairKey(t *testing.T) {
 	}
 }
 
-// TestStatementForms: of recalls.sql's four forms (recallsStatement),
-// those without the client name no client column; the raw forms of it,
-// retry_outcomes.sql and misclassifications.sql (withoutFold) read no fold
-// and have one UNION ALL fewer; each keeps the raw branch.
+// TestStatementForms: of the four forms of recalls.sql and
+// retry_outcomes.sql (clientForms), those without the client name no client
+// column (retry_loops.sql always names it); the raw forms of them,
+// retry_loops.sql and misclassifications.sql (withoutFold) read no fold and
+// have one UNION ALL fewer; each keeps the raw branch.
 func TestStatementForms(t *testing.T) {
 	for _, c := range []struct {
 		name         string
@@ -77,12 +78,16 @@ func TestStatementForms(t *testing.T) {
 		client, fold bool
 		unions       int
 	}{
-		{"recalls folded", recallsStatement(true, false), false, true, 1},
-		{"recalls folded by client", recallsStatement(true, true), true, true, 1},
-		{"recalls raw", recallsStatement(false, false), false, false, 0},
-		{"recalls raw by client", recallsStatement(false, true), true, false, 0},
-		{"retry outcomes folded", retryOutcomesSQL, false, true, 1},
-		{"retry outcomes raw", retryOutcomesRawSQL, false, false, 0},
+		{"recalls folded", recallsForms.statement(true, false), false, true, 1},
+		{"recalls folded by client", recallsForms.statement(true, true), true, true, 1},
+		{"recalls raw", recallsForms.statement(false, false), false, false, 0},
+		{"recalls raw by client", recallsForms.statement(false, true), true, false, 0},
+		{"retry outcomes folded", retryOutcomesForms.statement(true, false), false, true, 1},
+		{"retry outcomes folded by client", retryOutcomesForms.statement(true, true), true, true, 1},
+		{"retry outcomes raw", retryOutcomesForms.statement(false, false), false, false, 0},
+		{"retry outcomes raw by client", retryOutcomesForms.statement(false, true), true, false, 0},
+		{"retry loops folded", retryLoopsSQL, true, true, 1},
+		{"retry loops raw", retryLoopsRawSQL, true, false, 0},
 		{"misclassifications folded", misclassificationsSQL, false, true, 2},
 		{"misclassifications raw", misclassificationsRawSQL, false, false, 1},
 	} {

@@ -5,53 +5,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
-var (
-	// recallsByClientSQL is recalls.sql as written, reading each group's
-	// and folded failure's client; recallsSQL is the same without the client
-	// column (withoutClient); the Raw forms are the two without the fold's
-	// branch (withoutFold).
-	recallsByClientSQL    = mustSQL("recalls.sql")
-	recallsSQL            = withoutClient(recallsByClientSQL)
-	recallsRawByClientSQL = withoutFold("recalls.sql", recallsByClientSQL)
-	recallsRawSQL         = withoutFold("recalls.sql", recallsSQL)
-)
-
-// recallsStatement is the form of recalls.sql for a range with some hour
-// folded or none, and rows by client or not.
-func recallsStatement(folded, byClient bool) string {
-	switch {
-	case folded && byClient:
-		return recallsByClientSQL
-	case folded:
-		return recallsSQL
-	case byClient:
-		return recallsRawByClientSQL
-	}
-	return recallsRawSQL
-}
-
-// clientColumns are the expressions of recalls.sql that read the client:
-// a raw group's and a folded failure's.
-var clientColumns = []string{"min(toString(client)) AS client_", "CAST(client AS String) AS client_"}
-
-// withoutClient returns query with each of clientColumns replaced by an
-// empty string: ClickHouse 18.16 reads a column a query names even where a
-// constant condition leaves it unused, and reading the client cost
-// /recalls 1.03-1.07x its time there (BENCHMARKS.md, fifty-first round).
-// It panics at start-up unless query names each of them once.
-func withoutClient(query string) string {
-	for _, c := range clientColumns {
-		if n := strings.Count(query, c); n != 1 {
-			panic(fmt.Sprintf("queries: recalls.sql names %q %d times, want 1", c, n))
-		}
-		query = strings.Replace(query, c, "'' AS client_", 1)
-	}
-	return query
-}
+// recallsForms are recalls.sql's four forms (clientForms).
+var recallsForms = newClientForms("recalls.sql")
 
 // Recall counts the failed calls of one tool and category, and the unchanged
 // re-calls among them (docs/analytics.md, "Unchanged re-calls").
@@ -93,7 +51,7 @@ func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Reca
 	if err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)
 	}
-	query := recallsStatement(folded, f.ByClient)
+	query := recallsForms.statement(folded, f.ByClient)
 	var rows []Recall
 	if err := db.Select(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("recalls: %w", err)

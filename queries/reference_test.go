@@ -136,16 +136,19 @@ func refChains(calls []pipeline.Call, f queries.Filter, window time.Duration) []
 
 func refRetryOutcomes(calls []pipeline.Call, f queries.Filter, window time.Duration) []queries.RetryOutcome {
 	type key struct {
-		tool, category     string
-		declared, expected int8
+		client, tool, category string
+		declared, expected     int8
 	}
 	acc := map[key]*queries.RetryOutcome{}
 	for _, ch := range refChains(calls, f, window) {
 		fc := ch.first()
-		k := key{fc.Tool, fc.Category, fc.DeclaredRetryable, fc.ExpectedRetryable}
+		k := key{"", fc.Tool, fc.Category, fc.DeclaredRetryable, fc.ExpectedRetryable}
+		if f.ByClient {
+			k.client = fc.Client
+		}
 		r := acc[k]
 		if r == nil {
-			r = &queries.RetryOutcome{Tool: k.tool, Category: k.category, DeclaredRetryable: k.declared, ExpectedRetryable: k.expected}
+			r = &queries.RetryOutcome{Client: k.client, Tool: k.tool, Category: k.category, DeclaredRetryable: k.declared, ExpectedRetryable: k.expected}
 			acc[k] = r
 		}
 		r.Chains++
@@ -171,7 +174,7 @@ func refRetryOutcomes(calls []pipeline.Call, f queries.Filter, window time.Durat
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b queries.RetryOutcome) int {
-		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category),
+		return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category),
 			cmp.Compare(a.DeclaredRetryable, b.DeclaredRetryable), cmp.Compare(a.ExpectedRetryable, b.ExpectedRetryable))
 	})
 	return out

@@ -133,7 +133,8 @@ func genTraffic(seed uint64, sessions int, start time.Time, span time.Duration) 
 	return calls, replays
 }
 
-// TestRetryAnalyticsMatchReference runs the three queries on random traffic
+// TestRetryAnalyticsMatchReference runs the three queries (by tool, by
+// pair, and retry outcomes and recalls by client) on random traffic
 // on every engine and compares them, row for row, with the reference
 // implementation, over ranges, filters, windows and minimums chosen so that
 // chains cross both ends of the range and the chain horizon.
@@ -208,15 +209,20 @@ func TestRetryAnalyticsMatchReference(t *testing.T) {
 	if n, all := len(wantByPair[0].outcomes), len(want[0].outcomes); n <= all {
 		t.Fatalf("the first case has %d retry outcome rows by pair against %d for all pairs; want the pairs to split them", n, all)
 	}
-	// With ByClient the recalls are per client as well.
+	// With ByClient the recalls and retry outcomes are per client as well.
 	wantByClient := make([][]queries.Recall, len(cases))
+	wantOutcomesByClient := make([][]queries.RetryOutcome, len(cases))
 	for i, c := range cases {
 		cf := c.f
 		cf.ByClient = true
 		wantByClient[i] = refRecalls(all, cf, c.window)
+		wantOutcomesByClient[i] = refRetryOutcomes(all, cf, c.window)
 	}
 	if n, all := len(wantByClient[0]), len(want[0].recalls); n <= all {
 		t.Fatalf("the first case has %d recall rows by client against %d for all clients; want the clients to split them", n, all)
+	}
+	if n, all := len(wantOutcomesByClient[0]), len(want[0].outcomes); n <= all {
+		t.Fatalf("the first case has %d retry outcome rows by client against %d for all clients; want the clients to split them", n, all)
 	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -280,6 +286,13 @@ func TestRetryAnalyticsMatchReference(t *testing.T) {
 				}
 				if !equalRows(recalls, wantByClient[i]) {
 					t.Errorf("recalls by client %s: SQL and reference differ\n got %s\nwant %s", name, dump(recalls), dump(wantByClient[i]))
+				}
+				outcomes, err = queries.RetryOutcomes(ctx, e.DB, cf, c.window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalRows(outcomes, wantOutcomesByClient[i]) {
+					t.Errorf("retry outcomes by client %s: SQL and reference differ\n got %s\nwant %s", name, dump(outcomes), dump(wantOutcomesByClient[i]))
 				}
 			}
 		})

@@ -9,7 +9,12 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-var retryLoopsSQL = mustSQL("retry_loops.sql")
+// retryLoopsSQL is retry_loops.sql; retryLoopsRawSQL is the same without
+// the fold's branch (withoutFold), for a range with no folded hour.
+var (
+	retryLoopsSQL    = mustSQL("retry_loops.sql")
+	retryLoopsRawSQL = withoutFold("retry_loops.sql", retryLoopsSQL)
+)
 
 // The outcomes of a retry loop (RetryLoop.Outcome): its last call failed,
 // or did not.
@@ -86,9 +91,10 @@ type loopRow struct {
 // RetryLoops returns the retry chains started in [f.From, f.To) with at
 // least o.MinAttempts calls (window is the retry window), the most calls
 // first, then the latest start, then by tenant, server, session and tool;
-// at most o.Limit of them. Chains are cut as RetryOutcomes cuts them, from
-// the raw calls (the chain fold keeps no session), read up to the chain
-// horizon after f.To: a chain still going there counts its calls up to it.
+// at most o.Limit of them. Chains are cut as RetryOutcomes cuts them, read
+// up to the chain horizon after f.To: a chain still going there counts its
+// calls up to it. As RetryOutcomes, with FoldedChainWindow the chains of the
+// hours the retention job has folded come from their fold.
 func RetryLoops(ctx context.Context, db DB, f Filter, window time.Duration, o RetryLoopsOptions) ([]RetryLoop, error) {
 	if o.MinAttempts < 2 {
 		return nil, fmt.Errorf("retry loops: min attempts %d: want at least 2", o.MinAttempts)
@@ -96,16 +102,20 @@ func RetryLoops(ctx context.Context, db DB, f Filter, window time.Duration, o Re
 	if o.Limit < 1 || o.Limit > MaxRetryLoopsLimit {
 		return nil, fmt.Errorf("retry loops: limit %d: want 1 to %d", o.Limit, MaxRetryLoopsLimit)
 	}
-	args, err := chainArgs(f, window, 1, ChainHorizon)
+	args, folded, err := foldedChainArgs(ctx, db, f, window, 1, ChainHorizon)
 	if err != nil {
 		return nil, fmt.Errorf("retry loops: %w", err)
+	}
+	query := retryLoopsRawSQL
+	if folded {
+		query = retryLoopsSQL
 	}
 	args = append(args,
 		clickhouse.Named("min_attempts", o.MinAttempts),
 		clickhouse.Named("min_failures", o.MinAttempts-1),
 		clickhouse.Named("limit", o.Limit))
 	var rows []loopRow
-	if err := db.Select(ctx, &rows, retryLoopsSQL, args...); err != nil {
+	if err := db.Select(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("retry loops: %w", err)
 	}
 	loops := make([]RetryLoop, len(rows))

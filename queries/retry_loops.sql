@@ -5,8 +5,15 @@
 -- them (the same array steps; see its header for why each step is written
 -- this way), from the raw calls read from one window before from to the
 -- chain horizon after to, so a chain that runs past the horizon counts its
--- calls up to it. The chain fold (chains_folded) keeps no session, so every
--- chain comes from the raw calls.
+-- calls up to it.
+-- With the default window the chains that start in the hours the retention
+-- job has folded (compact.RollupChains, schema/026_chains_folded.sql, which
+-- keeps each chain's session, client, last call and first call since
+-- schema/035-039) are read from the fold, one row a chain, from the hour the
+-- range starts in up to @bound_s (queries.foldedChainArgs, as
+-- retry_outcomes.sql); only those from @raw_from_ms on come from the raw
+-- calls, read from one window before it. With another window every chain
+-- comes from the raw calls.
 -- Only the groups of (tenant, server, session_key, tool) that hold at least
 -- @min_failures failed calls in what is read are collected: a chain of n
 -- calls has at least n - 1 failed ones (every call but the last), so with
@@ -30,6 +37,26 @@ SELECT
   ch.8 AS expected_retryable,
   ch.9 AS first_call_id
 FROM (
+  -- Fold branch: the chains of the folded hours with min_attempts calls or
+  -- more (RetryLoops leaves this branch out, to its UNION ALL, when no hour
+  -- of the range is folded: queries.withoutFold).
+  SELECT
+    toString(tenant) AS tenant_,
+    toString(server) AS server_,
+    session_key AS session_,
+    toString(tool) AS tool_,
+    CAST(client AS String) AS client_,
+    (start_ms, end_ms, attempts, outcome, args_changed, CAST(category AS String), declared_retryable, expected_retryable, first_call_id) AS ch
+  FROM chains_folded
+  PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
+  WHERE hour >= toDateTime(@from_hour_s, 'UTC') AND hour < toDateTime(@bound_s, 'UTC')
+    AND start_ms >= @from_ms AND start_ms < @to_ms
+    AND attempts >= @min_attempts
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@all_tenants = 1 OR has(@tenants, tenant))
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+  UNION ALL
   SELECT tenant_, server_, session_, tool_, client_, ch0 AS ch
   FROM (
     SELECT
@@ -38,7 +65,7 @@ FROM (
       -- calls, outcome: 0 no_retry, 1 retry_then_fail, 2 retry_then_success,
       -- args changed, category, declared, expected, first call_id).
       arrayFilter(
-        x -> x.1 >= @from_ms AND x.1 < @to_ms AND x.3 >= @min_attempts,
+        x -> x.1 >= @raw_from_ms AND x.1 < @to_ms AND x.3 >= @min_attempts,
         arrayMap(
           (x, s, e, fe, ds, de, xe) -> (x.1, xe.1, toUInt64(e - s + 1), toUInt8(multiIf(e = s, 0, fe = 1, 1, 2)), toUInt8(de > ds), x.7, x.8, x.9, x.3),
           arrayFilter((x, s) -> s = 1, c, st),

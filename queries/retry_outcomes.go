@@ -8,19 +8,17 @@ import (
 	"time"
 )
 
-// retryOutcomesSQL is retry_outcomes.sql; retryOutcomesRawSQL is the same
-// without the fold's branch (withoutFold), for a range with no folded hour.
-var (
-	retryOutcomesSQL    = mustSQL("retry_outcomes.sql")
-	retryOutcomesRawSQL = withoutFold("retry_outcomes.sql", retryOutcomesSQL)
-)
+// retryOutcomesForms are retry_outcomes.sql's four forms (clientForms).
+var retryOutcomesForms = newClientForms("retry_outcomes.sql")
 
 // RetryOutcome counts the retry chains of one tool whose first call had one
 // category and retryability (docs/analytics.md, "Retry chains").
 type RetryOutcome struct {
-	// Tenant and Server name the row's pair with Filter.ByPair, else "".
+	// Tenant and Server name the row's pair with Filter.ByPair, else "";
+	// Client names its client with Filter.ByClient, else "".
 	Tenant            string `ch:"-" json:"-"`
 	Server            string `ch:"-" json:"-"`
+	Client            string `ch:"-" json:"-"`
 	Tool              string `ch:"tool" json:"tool"`
 	Category          string `ch:"category" json:"category"`
 	DeclaredRetryable int8   `ch:"declared_retryable" json:"declared_retryable"`
@@ -43,7 +41,8 @@ type RetryOutcome struct {
 // retryability of the first call, the retry chains that started in
 // [f.From, f.To) and how they ended, with window as the retry window. Rows
 // are ordered by tool, category, declared and expected retryability (with
-// f.ByPair, per tenant and server too, ordered by them first). With
+// f.ByClient, per client too, or with f.ByPair, per tenant and server too,
+// ordered by them first; a chain's client is its session's). With
 // FoldedChainWindow the chains of the hours the retention job has folded
 // come from their fold (one query for the bound, then the chains; with no
 // hour of the range folded, the statement without the fold's branch).
@@ -52,17 +51,19 @@ func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) (
 	if err != nil {
 		return nil, fmt.Errorf("retry outcomes: %w", err)
 	}
-	query := retryOutcomesRawSQL
-	if folded {
-		query = retryOutcomesSQL
-	}
+	query := retryOutcomesForms.statement(folded, f.ByClient)
 	var rows []RetryOutcome
 	if err := db.Select(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("retry outcomes: %w", err)
 	}
 	for i := range rows {
 		r := &rows[i]
-		if f.ByPair {
+		switch {
+		case f.ByClient:
+			if r.Client, r.Tool, err = splitClientKey(r.Tool); err != nil {
+				return nil, fmt.Errorf("retry outcomes: %w", err)
+			}
+		case f.ByPair:
 			if r.Tenant, r.Server, r.Tool, err = splitPairKey(r.Tool); err != nil {
 				return nil, fmt.Errorf("retry outcomes: %w", err)
 			}
@@ -70,9 +71,9 @@ func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) (
 		r.SuccessShare = ratio(float64(r.RetryThenSuccess), float64(r.RetryThenSuccess+r.RetryThenFail))
 		r.AvgAttempts = ratio(float64(r.Attempts), float64(r.Chains))
 	}
-	if f.ByPair {
+	if f.ByClient || f.ByPair {
 		slices.SortStableFunc(rows, func(a, b RetryOutcome) int {
-			return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool),
+			return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool),
 				cmp.Compare(a.Category, b.Category), cmp.Compare(a.DeclaredRetryable, b.DeclaredRetryable),
 				cmp.Compare(a.ExpectedRetryable, b.ExpectedRetryable))
 		})

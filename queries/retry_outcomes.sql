@@ -65,6 +65,13 @@
 -- api's gauges ask for every pair in one statement (package gauges); with
 -- 0 it is the tool. As a tuple (tenant, server, tool) the key cost 26.7
 -- about 10 ms more of planning (BENCHMARKS.md, thirty-ninth round).
+-- With @by_client = 1 the rows are per client as well, their tool
+-- "<bytes of client>:<client><tool>" (queries.splitClientKey), a chain's
+-- client the least clientInfo name of its group's calls (the fold keeps
+-- the same, schema/036_chains_folded_client.sql; recalls.sql takes a
+-- failure's the same way). Without @by_client, RetryOutcomes runs this
+-- statement with the client expressions replaced by '' (queries.withoutClient),
+-- so that 18.16 does not read the column.
 SELECT
   tool_ AS tool,
   ch.1 AS category,
@@ -80,17 +87,22 @@ FROM (
   -- Fold branch: the chains of the folded hours, one row each
   -- (RetryOutcomes leaves this branch out, to its UNION ALL, when no hour of
   -- the range is folded: queries.withoutFold).
-  SELECT
-    if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
-    (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
-  FROM chains_folded
-  PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
-  WHERE hour >= toDateTime(@from_hour_s, 'UTC') AND hour < toDateTime(@bound_s, 'UTC')
-    AND start_ms >= @from_ms AND start_ms < @to_ms
-    AND (@tenant = '' OR tenant = @tenant)
-    AND (@all_tenants = 1 OR has(@tenants, tenant))
-    AND (@server = '' OR server = @server)
-    AND (@tool = '' OR tool = @tool)
+  SELECT tool_, ch
+  FROM (
+    SELECT
+      CAST(client AS String) AS client_,
+      multiIf(@by_client = 1, concat(toString(length(client_)), ':', client_, toString(tool)),
+        @by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)),
+        toString(tool)) AS tool_,
+      (CAST(category AS String), declared_retryable, expected_retryable, outcome, attempts, args_changed, start_ms) AS ch
+    FROM chains_folded
+    PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
+    WHERE hour >= toDateTime(@from_hour_s, 'UTC') AND hour < toDateTime(@bound_s, 'UTC')
+      AND start_ms >= @from_ms AND start_ms < @to_ms
+      AND (@tenant = '' OR tenant = @tenant)
+      AND (@all_tenants = 1 OR has(@tenants, tenant))
+      AND (@server = '' OR server = @server)
+      AND (@tool = '' OR tool = @tool))
   UNION ALL
   SELECT tool_, ch0 AS ch
   FROM (
@@ -141,7 +153,8 @@ FROM (
                 SELECT tool_, c0, arrayMap(x -> x.1, c0) AS t0, arrayMap(x -> x.3, c0) AS id0
                 FROM (
                   SELECT
-                    if(@by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
+                    min(toString(client)) AS client_,
+                    multiIf(@by_client = 1, concat(toString(length(client_)), ':', client_, toString(tool)), @by_pair = 1, concat(toString(length(toString(tenant))), ':', toString(tenant), toString(length(toString(server))), ':', toString(server), toString(tool)), toString(tool)) AS tool_,
                     arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
                   FROM calls
                   PREWHERE ts >= toDateTime(@lo_s, 'UTC') AND ts <= toDateTime(@hi_s, 'UTC')
