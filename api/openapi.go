@@ -48,10 +48,10 @@ var endpoints = []endpoint{
 		{"baseline", "string", "duration", "how far back the baseline share looks (default 168h)"},
 		{"min_calls", "integer", "", "calls a bucket needs to be judged (default 20)"},
 	}, queries.Spike{}},
-	{"/api/v1/retry-outcomes", "How retry chains started in the range ended, per tool, category and retryability of the first call",
-		[]param{retryWindowParam, byParam}, queries.RetryOutcome{}},
+	{"/api/v1/retry-outcomes", "How retry chains started in the range ended, per tool, category and retryability of the first call; with by=client, per client too: which clients' retries recover",
+		[]param{retryWindowParam, clientByParam}, queries.RetryOutcome{}},
 	{"/api/v1/recalls", "Failed calls re-sent with unchanged arguments within the retry window, per tool and category; with by=client, per client too: what each client does after a failure",
-		[]param{retryWindowParam, recallsByParam}, queries.Recall{}},
+		[]param{retryWindowParam, clientByParam}, queries.Recall{}},
 	{"/api/v1/retry-loops", "The longest retry chains started in the range, one row a chain: the session and client that kept calling a tool after failures, how many calls it took, whether the arguments ever changed and how it ended", []param{
 		retryWindowParam,
 		{"min_attempts", "integer", "", "fewest calls a chain needs, its first call included, 2 to 1000000 (default 5)"},
@@ -81,13 +81,16 @@ var retryWindowParam = param{"retry_window", "string", "duration", "largest gap 
 // pairFields as well.
 var byParam = param{"by", "string", "", "tool (default): one row per tool, same-named tools of different tenants and servers added up; pair: one row per tenant, server and tool, each row naming its tenant and server"}
 
-// recallsByParam is /recalls' grouping: byParam's, and per client
-// (endpointEnums).
-var recallsByParam = param{"by", "string", "", byParam.description + "; client: one row per client, tool and category, each row naming its client (the clientInfo name of the failure's session, \"\" when none was captured)"}
+// clientByParam is the grouping of /recalls and /retry-outcomes: byParam's,
+// and per client (endpointEnums).
+var clientByParam = param{"by", "string", "", byParam.description + "; client: one row per client as well, each row naming its client (the clientInfo name of the failure's or chain's session, \"\" when none was captured)"}
 
 // endpointEnums lists the values of a parameter on one endpoint where they
 // differ from paramEnums'.
-var endpointEnums = map[string]map[string][]string{"/api/v1/recalls": {"by": {"tool", "pair", "client"}}}
+var endpointEnums = map[string]map[string][]string{
+	"/api/v1/recalls":        {"by": {"tool", "pair", "client"}},
+	"/api/v1/retry-outcomes": {"by": {"tool", "pair", "client"}},
+}
 
 // paramEnums lists the values a parameter takes, where it takes few.
 var paramEnums = map[string][]string{"by": {"tool", "pair"}, "category": categoryNames()}

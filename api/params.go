@@ -90,10 +90,10 @@ func (p *params) byPair() bool {
 	}
 }
 
-// recallsBy reads /recalls' by: byPair's values, and "client", one row per
-// client, tool and category, each naming its client
+// clientBy reads the by of /recalls and /retry-outcomes: byPair's values,
+// and "client", one row per client as well, each naming its client
 // (queries.Filter.ByClient).
-func (p *params) recallsBy() (pair, client bool) {
+func (p *params) clientBy() (pair, client bool) {
 	switch v := p.q.Get("by"); v {
 	case "", "tool":
 		return false, false

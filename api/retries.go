@@ -28,11 +28,11 @@ func retryWindow(p *params) time.Duration {
 // retryOutcomes serves GET /api/v1/retry-outcomes: one row per (tool,
 // category, declared_retryable, expected_retryable) of the retry chains that
 // started in the range, with how they ended; with by=pair, per tenant and
-// server too.
+// server too; with by=client, per client too.
 func (s *Server) retryOutcomes(c echo.Context) error {
 	p := newParams(c.QueryParams(), "retry_window", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
-	f.ByPair = p.byPair()
+	f.ByPair, f.ByClient = p.clientBy()
 	window := retryWindow(p)
 	if p.err != nil {
 		return p.err
@@ -43,7 +43,8 @@ func (s *Server) retryOutcomes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respondByPair(c, f, rows, func(r queries.RetryOutcome) (string, string) { return r.Tenant, r.Server })
+	return respondBy(c, f, rows, func(r queries.RetryOutcome) (string, string) { return r.Tenant, r.Server },
+		func(r queries.RetryOutcome) string { return r.Client })
 }
 
 // recalls serves GET /api/v1/recalls: per (tool, category), the failed calls
@@ -52,7 +53,7 @@ func (s *Server) retryOutcomes(c echo.Context) error {
 func (s *Server) recalls(c echo.Context) error {
 	p := newParams(c.QueryParams(), "retry_window", "by")
 	f := p.filter(s.cfg.Now(), s.cfg.DefaultWindow)
-	f.ByPair, f.ByClient = p.recallsBy()
+	f.ByPair, f.ByClient = p.clientBy()
 	window := retryWindow(p)
 	if p.err != nil {
 		return p.err
@@ -63,16 +64,8 @@ func (s *Server) recalls(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if f.ByClient {
-		out := make([]headRow[queries.Recall], len(rows))
-		for i, r := range rows {
-			out[i] = headRow[queries.Recall]{head: struct {
-				Client string `json:"client"`
-			}{r.Client}, row: r}
-		}
-		return respond(c, f, out)
-	}
-	return respondByPair(c, f, rows, func(r queries.Recall) (string, string) { return r.Tenant, r.Server })
+	return respondBy(c, f, rows, func(r queries.Recall) (string, string) { return r.Tenant, r.Server },
+		func(r queries.Recall) string { return r.Client })
 }
 
 // Defaults and bounds of /retry-loops' parameters.
@@ -152,6 +145,21 @@ func (r headRow[T]) MarshalJSON() ([]byte, error) {
 		return head, nil
 	}
 	return append(append(head[:len(head)-1], ','), body[1:]...), nil
+}
+
+// respondBy is respondByPair, with each row's client (named by client)
+// written first instead when the request asked for by=client.
+func respondBy[T any](c echo.Context, f queries.Filter, rows []T, pair func(T) (tenant, server string), client func(T) string) error {
+	if !f.ByClient {
+		return respondByPair(c, f, rows, pair)
+	}
+	out := make([]headRow[T], len(rows))
+	for i, r := range rows {
+		out[i] = headRow[T]{head: struct {
+			Client string `json:"client"`
+		}{client(r)}, row: r}
+	}
+	return respond(c, f, out)
 }
 
 // respondByPair is respond, with each row's tenant and server (named by

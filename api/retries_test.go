@@ -86,7 +86,7 @@ func TestRetryEndpointsBadParametersAre400(t *testing.T) {
 		{"/api/v1/retry-outcomes?min_chains=5", `unknown parameter "min_chains"`},
 		{"/api/v1/recalls?from=2026-11-29T11:00:00Z&to=2026-11-29T10:00:00Z", "must be before"},
 		{"/api/v1/misclassifications?retry_window=1m&retry_window=2m", `parameter "retry_window" given 2 times`},
-		{"/api/v1/retry-outcomes?by=server", `by: want tool or pair, got "server"`},
+		{"/api/v1/retry-outcomes?by=server", `by: want tool, pair or client, got "server"`},
 		{"/api/v1/failure-rates?by=pair", `unknown parameter "by"`},
 		{"/api/v1/retry-loops?min_attempts=1", "min_attempts: 1 is outside [2, 1000000]"},
 		{"/api/v1/retry-loops?limit=0", "limit: 0 is outside [1, 1000]"},
@@ -146,10 +146,11 @@ func TestRetryEndpointsByPair(t *testing.T) {
 	}
 }
 
-// TestRecallsByClient: cursor repeats claude-desktop's NOT_FOUND chain in a
-// session of its own. With by=client each client has its own rows, named
-// first in each row; the other chain endpoints do not group by client.
-func TestRecallsByClient(t *testing.T) {
+// TestChainEndpointsByClient: cursor repeats claude-desktop's NOT_FOUND
+// chain in a session of its own. With by=client /recalls and /retry-outcomes
+// give each client its own rows, named first in each row; misclassifications
+// do not group by client.
+func TestChainEndpointsByClient(t *testing.T) {
 	calls := retryFixture()
 	for i := range calls {
 		calls[i].Client = "claude-desktop"
@@ -174,10 +175,21 @@ func TestRecallsByClient(t *testing.T) {
 			if got := rowsOf(t, body); got != want {
 				t.Errorf("recalls by client\n got %s\nwant %s", got, want)
 			}
+			status, body = getWith(t, srv, "", "/api/v1/retry-outcomes?by=client")
+			if status != http.StatusOK {
+				t.Fatalf("retry outcomes by client: status %d: %s", status, body)
+			}
+			want = `[` +
+				`{"client":"claude-desktop","tool":"search","category":"NOT_FOUND","declared_retryable":0,"expected_retryable":0,"chains":1,"retry_then_success":0,"retry_then_fail":1,"no_retry":0,"success_share":0,"avg_attempts":2,"args_changed_chains":0},` +
+				`{"client":"claude-desktop","tool":"search","category":"RATE_LIMITED","declared_retryable":-1,"expected_retryable":1,"chains":1,"retry_then_success":1,"retry_then_fail":0,"no_retry":0,"success_share":1,"avg_attempts":3,"args_changed_chains":0},` +
+				`{"client":"cursor","tool":"search","category":"NOT_FOUND","declared_retryable":0,"expected_retryable":0,"chains":1,"retry_then_success":0,"retry_then_fail":1,"no_retry":0,"success_share":0,"avg_attempts":2,"args_changed_chains":0}]`
+			if got := rowsOf(t, body); got != want {
+				t.Errorf("retry outcomes by client\n got %s\nwant %s", got, want)
+			}
 			// The body is JSON: the quotes in its message are escaped.
 			for path, wantErr := range map[string]string{
 				"/api/v1/recalls?by=server":            `by: want tool, pair or client, got \"server\"`,
-				"/api/v1/retry-outcomes?by=client":     `by: want tool or pair, got \"client\"`,
+				"/api/v1/retry-outcomes?by=session":    `by: want tool, pair or client, got \"session\"`,
 				"/api/v1/misclassifications?by=client": `by: want tool or pair, got \"client\"`,
 			} {
 				if status, body := getWith(t, srv, "", path); status != http.StatusBadRequest || !strings.Contains(body, wantErr) {
