@@ -55,8 +55,10 @@ type ChainResult struct {
 
 // RollupChains folds the retry chains that start in each UTC hour of the
 // span before the hour before now's into one row a chain (chains_folded,
-// schema/026_chains_folded.sql), which the chain panels add up instead of
-// grouping every call of every session and tool with a failure, and under
+// schema/026_chains_folded.sql, with each chain's session, client, last
+// call and first call), which the chain panels and endpoints add up, or
+// list (retry loops), instead of grouping every call of every session and
+// tool with a failure, and under
 // the same fold id the hour's failures with what came after each, one row a
 // failure (recalls_folded, schema/031_recalls_folded.sql), which *Retry
 // habits by client* and /recalls add up; they read a subset of the chains'

@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -63,24 +64,39 @@ func (c clientForms) statement(folded, byClient bool) string {
 	return c.raw
 }
 
-// clientColumns are the expressions of a clientForms statement that read
-// the client: a raw group's and a folded row's.
-var clientColumns = []string{"min(toString(client)) AS client_", "CAST(client AS String) AS client_"}
+// clientColumns are the columns of a clientForms statement that read the
+// client (a raw group's and a folded row's), each on a line of its own;
+// clientKey is the branch of its tool_ key that names the client, which
+// follows "multiIf(" and precedes the by_pair branch.
+var (
+	clientColumns = []*regexp.Regexp{
+		regexp.MustCompile(`\n[ \t]*min\(toString\(client\)\) AS client_,[ \t]*`),
+		regexp.MustCompile(`\n[ \t]*CAST\(client AS String\) AS client_,[ \t]*`),
+	}
+	clientKey = regexp.MustCompile(`multiIf\(@by_client = 1, concat\(toString\(length\(client_\)\), ':', client_, toString\(tool\)\),\s*@by_pair = 1,`)
+)
 
-// withoutClient returns query, the statement of file, with each of
-// clientColumns replaced by an empty string: ClickHouse 18.16 reads a
-// column a query names even where a constant condition leaves it unused,
-// and reading the client cost /recalls 1.03-1.07x its time there
-// (BENCHMARKS.md, fifty-first round). It panics at start-up unless query
-// names each of them once.
+// withoutClient returns query, the statement of file, without the client:
+// each of clientColumns' lines dropped, and each tool_ key's client branch,
+// so that the key is if(@by_pair = 1, <the pair's key>, <the tool>), as
+// before the statement could answer per client. ClickHouse 18.16 reads a
+// column a query names even where a constant condition leaves it unused
+// (reading the client cost /recalls 1.03-1.07x its time there), and the
+// client's column and branch left in as constants cost /retry-outcomes'
+// raw branch 4-7 ms on 18.16 (BENCHMARKS.md, fifty-first and fifty-fourth
+// rounds). It panics at start-up unless query has each column once and a
+// client branch for each.
 func withoutClient(file, query string) string {
 	for _, c := range clientColumns {
-		if n := strings.Count(query, c); n != 1 {
-			panic(fmt.Sprintf("queries: %s names %q %d times, want 1", file, c, n))
+		if n := len(c.FindAllStringIndex(query, -1)); n != 1 {
+			panic(fmt.Sprintf("queries: %s has %d lines matching %q, want 1", file, n, c))
 		}
-		query = strings.Replace(query, c, "'' AS client_", 1)
+		query = c.ReplaceAllString(query, "")
 	}
-	return query
+	if n := len(clientKey.FindAllStringIndex(query, -1)); n != len(clientColumns) {
+		panic(fmt.Sprintf("queries: %s has %d client branches in its keys, want %d", file, n, len(clientColumns)))
+	}
+	return clientKey.ReplaceAllString(query, "if(@by_pair = 1,")
 }
 
 // DefaultRetryWindow is the largest gap between a call and the next call of

@@ -15,8 +15,8 @@
 -- retry_outcomes.sql; with @by_client = 1 per client as well, their tool
 -- "<bytes of client>:<client><tool>", a group's client the least of its
 -- calls' (a session has one). Without @by_client, Recalls runs this
--- statement with the client expressions replaced by '' (recalls.go), so
--- that 18.16 does not read the column.
+-- statement without the client's columns and key branches
+-- (queries.withoutClient), so that 18.16 does not read the column.
 -- With the default window the failures of the hours from the range's first
 -- (@from_hour_s) up to the bound (@bound_s, queries.foldedChainArgs: the
 -- first hour without a current chain fold) come from the retention job's

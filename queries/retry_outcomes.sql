@@ -70,8 +70,8 @@
 -- client the least clientInfo name of its group's calls (the fold keeps
 -- the same, schema/036_chains_folded_client.sql; recalls.sql takes a
 -- failure's the same way). Without @by_client, RetryOutcomes runs this
--- statement with the client expressions replaced by '' (queries.withoutClient),
--- so that 18.16 does not read the column.
+-- statement without the client's columns and key branches
+-- (queries.withoutClient), so that 18.16 does not read the column.
 SELECT
   tool_ AS tool,
   ch.1 AS category,

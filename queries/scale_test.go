@@ -55,6 +55,11 @@ func BenchmarkScale(b *testing.B) {
 			_, err := queries.RetryOutcomes(ctx, db, f, time.Minute)
 			return err
 		}},
+		{"retry-outcomes-by-client", func(db queries.DB, f queries.Filter) error {
+			f.ByClient = true
+			_, err := queries.RetryOutcomes(ctx, db, f, time.Minute)
+			return err
+		}},
 		{"recalls", func(db queries.DB, f queries.Filter) error {
 			_, err := queries.Recalls(ctx, db, f, time.Minute)
 			return err
@@ -179,7 +184,7 @@ func BenchmarkScale(b *testing.B) {
 		run("-folded", func(name string) bool {
 			switch name {
 			case "overview", "failure-rates", "empty-results", "misclassifications", "schema-violations", "calls-latest-only-failed",
-				"retry-outcomes", "recalls", "recalls-by-client":
+				"retry-outcomes", "retry-outcomes-by-client", "recalls", "recalls-by-client", "retry-loops":
 				return true
 			}
 			return strings.HasPrefix(name, "invalid-argument-spikes")

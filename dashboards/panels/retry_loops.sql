@@ -5,13 +5,19 @@
 -- changed and how it ended. The chains are cut as in
 -- queries/retry_outcomes.sql (per tenant, server, session key and tool,
 -- continuations left out; a call is a retry when the call before it failed
--- at most 60 s earlier), from the raw calls read from 60 s before the range
--- to 600 s after it (the chain horizon). The chain fold keeps no session, so
--- every chain comes from the raw calls; only the groups with at least 4
--- failed calls in what is read are grouped (a chain of 5 calls has 4 failed
--- ones at least), as queries/retry_loops.sql does. A re-ingested call counts
--- once without FINAL: the array step drops the extra copies of a call,
--- keeping its latest ingest.
+-- at most 60 s earlier), followed up to 600 s after the range (the chain
+-- horizon). As in panels/retry_outcomes.sql, the chains that start in the
+-- hours that the retention job has folded are read from the fold
+-- (schema/026_chains_folded.sql, which keeps each chain's session, client
+-- and last call since schema/035-039), one row a chain, up to the hidden
+-- variable chain_bound; the chains that start from the bound on are
+-- computed from the raw calls, read from 60 s before it, and the constant
+-- condition that the bound is not past the range's end lets the server read
+-- no raw call when every hour is folded. In the raw branch only the groups
+-- with at least 4 failed calls in what is read are grouped (a chain of 5
+-- calls has 4 failed ones at least), as queries/retry_loops.sql does. A
+-- re-ingested call counts once without FINAL: the array step drops the
+-- extra copies of a call, keeping its latest ingest.
 SELECT
   toDateTime(intDiv(ch.1, 1000), 'UTC') AS started,
   tenant_ AS tenant_name,
@@ -26,6 +32,24 @@ SELECT
   multiIf(ch.8 = 1, 'yes', ch.8 = 0, 'no', 'unknown') AS expected_retryable_,
   (ch.2 - ch.1) / 1000 AS duration_s
 FROM (
+  SELECT
+    toString(tenant) AS tenant_,
+    toString(server) AS server_,
+    session_key AS session_,
+    toString(tool) AS tool_,
+    CAST(client AS String) AS client_,
+    (start_ms, end_ms, attempts, outcome, args_changed, CAST(category AS String), declared_retryable, expected_retryable) AS ch
+  FROM chains_folded
+  PREWHERE (hour, fold) GLOBAL IN (SELECT hour, fold FROM chain_current_folds)
+  WHERE hour >= toDateTime(intDiv(toUInt32($__fromTime), 3600) * 3600)
+    AND hour < toDateTime(${chain_bound})
+    AND start_ms >= toInt64(toUInt32($__fromTime)) * 1000
+    AND start_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000
+    AND attempts >= 5
+    AND $__conditionalAll(tenant IN (${tenant:singlequote}), $tenant)
+    AND $__conditionalAll(server IN (${server:singlequote}), $server)
+    AND $__conditionalAll(tool IN (${tool:singlequote}), $tool)
+  UNION ALL
   SELECT tenant_, server_, session_, tool_, client_, ch0 AS ch
   FROM (
     SELECT
@@ -83,7 +107,7 @@ FROM (
                     min(toString(client)) AS client_,
                     arraySort(groupArray((ts_ms, request_id, call_id, -ingested_ms, is_failure, args_hash, CAST(category AS String), declared_retryable, expected_retryable))) AS c0
                   FROM calls
-                  PREWHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
+                  PREWHERE ts >= $__fromTime - 60 AND ts >= toDateTime(${chain_bound}) - 60 AND ts <= $__toTime + 600
                     AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
                     AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
                     AND continuation = 0
@@ -93,10 +117,13 @@ FROM (
                   -- Only the groups with 4 failed calls or more: their hashes
                   -- first, from the failed calls alone, looked up in WHERE
                   -- (queries/retry_outcomes.sql).
-                  WHERE cityHash64(tenant, server, session_key, tool) GLOBAL IN (
+                  WHERE ts >= toDateTime(${chain_bound}) - 60
+                    AND toDateTime(${chain_bound}) <= $__toTime
+                    AND cityHash64(tenant, server, session_key, tool) GLOBAL IN (
                       SELECT cityHash64(tenant, server, session_key, tool) AS group_
                       FROM calls
-                      WHERE ts >= $__fromTime - 60 AND ts <= $__toTime + 600
+                      WHERE ts >= toDateTime(${chain_bound}) - 60 AND ts <= $__toTime + 600
+                        AND toDateTime(${chain_bound}) <= $__toTime
                         AND ts_ms >= toInt64(toUInt32($__fromTime)) * 1000 - 60000
                         AND ts_ms < (toInt64(toUInt32($__toTime)) + 1) * 1000 + 600000
                         AND continuation = 0
@@ -117,6 +144,7 @@ FROM (
     )
   )
   ARRAY JOIN chains_ AS ch0
+  WHERE ch0.1 >= toInt64(${chain_bound}) * 1000
 )
 ORDER BY attempts_n DESC, ch.1 DESC, tenant_name, server_name, session, tool_name
 LIMIT 50
