@@ -161,6 +161,10 @@ func answers(t *testing.T, db queries.DB, f queries.Filter, window time.Duration
 	add("misclassifications", v9, err)
 	v12, err := queries.RetryLoops(ctx, db, f, window, queries.RetryLoopsOptions{MinAttempts: 2, Limit: 1000})
 	add("retry-loops", v12, err)
+	cf := f
+	cf.ByClient = true
+	v13, err := queries.RetryOutcomes(ctx, db, cf, window)
+	add("retry-outcomes-by-client", v13, err)
 	// Calls reclassified by a later ingest send the calls' pages to the
 	// form that reads latest ingests only, whose lookup reads the
 	// Distributed tables.

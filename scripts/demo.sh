@@ -104,7 +104,7 @@ mcplens is running.
 Try:
   curl -s 'http://$api_addr/api/v1/failure-rates' | head -c 600; echo
   curl -s 'http://$api_addr/api/v1/failure-rates?tool=search_docs&step=1h'
-  curl -s 'http://$api_addr/api/v1/retry-outcomes'
+  curl -s 'http://$api_addr/api/v1/retry-outcomes?by=client'
   curl -s 'http://$api_addr/api/v1/empty-results?tool=search_docs&min_calls=3'
   curl -s 'http://$api_addr/api/v1/misclassifications'
   curl -s 'http://$api_addr/api/v1/recalls?by=client'
