@@ -43,8 +43,8 @@ func TestChainPanelsReadNoCallsPastTheirBound(t *testing.T) {
 			targets = append(targets, tg)
 		}
 	}
-	if len(targets) != 6 {
-		t.Fatalf("%d chain panels, want 6: the four chain panels, Retry habits by client and Retry loops", len(targets))
+	if len(targets) != 7 {
+		t.Fatalf("%d chain panels, want 7: the four chain panels, Retry habits by client, Retry outcomes by client and Retry loops", len(targets))
 	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {

@@ -17,6 +17,7 @@ var chainStepFiles = []string{
 	"panels/retry_outcomes_over_time.sql",
 	"panels/retry_recoveries.sql",
 	"panels/misclassifications.sql",
+	"panels/client_outcomes.sql",
 	"alerts/non_retryable_recovers.sql",
 	"alerts/retried_non_retryable.sql",
 	"alerts/retryable_never_recovers.sql",

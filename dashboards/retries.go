@@ -18,14 +18,15 @@ const (
 	retriesRowClients    = 320
 	retriesClientHabits  = 321
 	retriesLoops         = 322
+	retriesClientOutcome = 323
 )
 
 // Retries is how retry chains end, by category and retryability, the
 // misclassifications that their outcomes reveal, each client's retry
-// habits, and the longest retry loops.
+// habits and outcomes, and the longest retry loops.
 func Retries() *dashboard.DashboardBuilder {
 	return newDashboard(RetriesUID, "mcplens / Retries & misclassification",
-		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, the five misclassification kinds, each client's retry habits, and the longest retry loops with their sessions.").
+		"Retry chains (a failed call and the retries within 60 s): retry-then-success vs retry-then-fail by category and retryability, attempts, same-argument vs changed-argument recoveries, the five misclassification kinds, each client's retry habits and outcomes, and the longest retry loops with their sessions.").
 		WithVariable(datasourceVariable()).
 		WithVariable(filterVariable("tenant", "Tenant", "Tenants to include (All: no filter).")).
 		WithVariable(filterVariable("server", "Server", "MCP servers to include (All: no filter).", "tenant")).
@@ -74,6 +75,11 @@ func Retries() *dashboard.DashboardBuilder {
 			panelSQL("client_habits")).
 			OverrideByName("resent_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
 			OverrideByName("given_up_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
+			Span(24)).
+		WithPanel(tablePanel(retriesClientOutcome, "Retry outcomes by client",
+			"Per client, the retry chains that started in the range (a failed call and the calls of the same tool in the same session each at most 60 s after a failed one) and how they ended: retry_then_success, retry_then_fail, no_retry (the client did not call again within 60 s). recovered_share is of the retried chains. A low recovered_share with many attempts: a client that retries what will not succeed (compare Retry habits by client); many no_retry chains of retryable categories: a client that gives up. GET /api/v1/retry-outcomes?by=client has the same per tool, category and retryability.",
+			panelSQL("client_outcomes")).
+			OverrideByName("recovered_share", []dashboard.DynamicConfigValue{override("unit", units.PercentUnit)}).
 			Span(24)).
 		WithPanel(tablePanel(retriesLoops, "Retry loops",
 			"The 50 longest retry chains that started in the range, at least 5 calls each: a session that kept calling a tool after failures, each call at most 60 s after a failed one. arguments same: every call identical, the agent repeating what failed (with expected retryable no, a retry layer retrying what should be corrected); changed: the model trying other inputs. outcome retry_then_fail with many calls: a client that does not back off. A session opens its calls in the tool drilldown. GET /api/v1/retry-loops has the same with other minimums and windows.",

@@ -306,8 +306,8 @@ func TestPanelsMatchTheirFinalForms(t *testing.T) {
 				return out
 			}
 			before = chainPanels()
-			if len(before) != 6 {
-				t.Errorf("%d panels read chains_folded or recalls_folded, want the four chain panels, Retry habits by client and Retry loops", len(before))
+			if len(before) != 7 {
+				t.Errorf("%d panels read chains_folded or recalls_folded, want the four chain panels, Retry habits by client, Retry outcomes by client and Retry loops", len(before))
 			}
 			for _, table := range chainFoldRows {
 				if err := e.DB.Exec(context.Background(), `INSERT INTO `+table+`
