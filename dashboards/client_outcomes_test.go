@@ -72,7 +72,7 @@ func clientOutcomes(t *testing.T, e *chtest.Engine, f queries.Filter) ([]string,
 		t.Fatal(err)
 	}
 	type sum struct {
-		client                                        string
+		client                                         string
 		chains, success, fail, noRetry, calls, changed uint64
 	}
 	by := map[string]*sum{}
