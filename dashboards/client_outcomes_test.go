@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/chtest"
-	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/traffic"
 )
@@ -32,34 +31,23 @@ func TestClientOutcomesPanel(t *testing.T) {
 		{from: traffic.DefaultStart.Add(-time.Hour), to: traffic.DefaultStart.Add(23 * time.Hour), interval: 5 * time.Minute},
 		{from: day.Add(9*time.Hour + 20*time.Minute), to: day.Add(12*time.Hour + 40*time.Minute), interval: 5 * time.Minute},
 	}
-	for _, e := range chtest.Engines(t) {
-		t.Run(e.Name, func(t *testing.T) {
-			e.Insert(t, calls)
-			e.Insert(t, replay)
-			for _, folded := range []bool{false, true} {
-				if folded {
-					if _, err := compact.RollupChains(context.Background(), e.DB, time.Now(), time.Since(day)+48*time.Hour, 0); err != nil {
-						t.Fatal(err)
-					}
-				}
-				for ri, r := range ranges {
-					_, rows := query(t, e, tg.expand(t, e, tg.sql, r))
-					var got []string
-					for _, row := range rows {
-						got = append(got, fmt.Sprintf("%q chains=%v success=%v fail=%v no_retry=%v recovered=%.4f attempts=%.4f changed=%v",
-							row[0], row[1], row[2], row[3], row[4], toFloat(row[5]), toFloat(row[6]), row[7]))
-					}
-					want, shares := clientOutcomes(t, e, queries.Filter{From: r.from, To: r.to.Add(time.Second), ByClient: true})
-					if !slices.Equal(got, want) {
-						t.Errorf("range %d (folded %v): panel and GET /api/v1/retry-outcomes?by=client differ\n panel %q\n   api %q", ri, folded, got, want)
-					}
-					if len(want) < 3 || slices.Min(shares) > 0.9*slices.Max(shares) {
-						t.Errorf("range %d (folded %v): %d clients, recovered shares %v: the clients do not differ, the test proves little", ri, folded, len(want), shares)
-					}
-				}
+	rawThenFolded(t, calls, replay, func(t *testing.T, e *chtest.Engine, folded bool) {
+		for ri, r := range ranges {
+			_, rows := query(t, e, tg.expand(t, e, tg.sql, r))
+			var got []string
+			for _, row := range rows {
+				got = append(got, fmt.Sprintf("%q chains=%v success=%v fail=%v no_retry=%v recovered=%.4f attempts=%.4f changed=%v",
+					row[0], row[1], row[2], row[3], row[4], toFloat(row[5]), toFloat(row[6]), row[7]))
 			}
-		})
-	}
+			want, shares := clientOutcomes(t, e, queries.Filter{From: r.from, To: r.to.Add(time.Second), ByClient: true})
+			if !slices.Equal(got, want) {
+				t.Errorf("range %d (folded %v): panel and GET /api/v1/retry-outcomes?by=client differ\n panel %q\n   api %q", ri, folded, got, want)
+			}
+			if len(want) < 3 || slices.Min(shares) > 0.9*slices.Max(shares) {
+				t.Errorf("range %d (folded %v): %d clients, recovered shares %v: the clients do not differ, the test proves little", ri, folded, len(want), shares)
+			}
+		}
+	})
 }
 
 // clientOutcomes sums queries.RetryOutcomes by client over tools and

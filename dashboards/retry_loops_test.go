@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/chtest"
-	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/traffic"
@@ -42,28 +41,19 @@ func TestRetryLoopsPanel(t *testing.T) {
 		// past the end, to the horizon.
 		{from: day.Add(9*time.Hour + 30*time.Minute), to: day.Add(13 * time.Hour), interval: 5 * time.Minute},
 	}
-	for _, e := range chtest.Engines(t) {
-		t.Run(e.Name, func(t *testing.T) {
-			e.Insert(t, calls)
-			e.Insert(t, replay)
-			for _, folded := range []bool{false, true} {
-				if folded {
-					if _, err := compact.RollupChains(context.Background(), e.DB, time.Now(), time.Since(day)+48*time.Hour, 0); err != nil {
-						t.Fatal(err)
-					}
-					r := ranges[0]
-					bound := resolveBounds(t, e, tg.sql, tg.bounds, tg.vars, r)["chain_bound"].current()
-					if b, err := strconv.ParseInt(bound, 10, 64); err != nil || b < r.from.Truncate(time.Hour).Add(2*time.Hour).Unix() {
-						t.Fatalf("chain_bound %s over [%s, %s]: want the range's first hours folded", bound, r.from, r.to)
-					}
-				}
-				got := checkRetryLoopsPanel(t, e, tg, ranges, folded)
-				if n := strings.Count(got, " storm-edge "); n != 1 {
-					t.Errorf("folded %v: the loop that starts 30 s before 12:00 is listed %d times, want once", folded, n)
-				}
+	rawThenFolded(t, calls, replay, func(t *testing.T, e *chtest.Engine, folded bool) {
+		if folded {
+			r := ranges[0]
+			bound := resolveBounds(t, e, tg.sql, tg.bounds, tg.vars, r)["chain_bound"].current()
+			if b, err := strconv.ParseInt(bound, 10, 64); err != nil || b < r.from.Truncate(time.Hour).Add(2*time.Hour).Unix() {
+				t.Fatalf("chain_bound %s over [%s, %s]: want the range's first hours folded", bound, r.from, r.to)
 			}
-		})
-	}
+		}
+		got := checkRetryLoopsPanel(t, e, tg, ranges, folded)
+		if n := strings.Count(got, " storm-edge "); n != 1 {
+			t.Errorf("folded %v: the loop that starts 30 s before 12:00 is listed %d times, want once", folded, n)
+		}
+	})
 }
 
 // checkRetryLoopsPanel compares the Retry loops panel with GET

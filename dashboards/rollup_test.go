@@ -618,6 +618,29 @@ func stormyCalls(t testing.TB) ([]pipeline.Call, string) {
 	return calls, busiest
 }
 
+// rawThenFolded inserts calls and replay on each engine and runs check
+// twice: over the raw calls alone, then once the retention job has folded
+// the complete hours' chains (compact.RollupChains), which the chain panels
+// read up to their bound.
+func rawThenFolded(t *testing.T, calls, replay []pipeline.Call, check func(t *testing.T, e *chtest.Engine, folded bool)) {
+	t.Helper()
+	day := traffic.DefaultStart.Truncate(24 * time.Hour)
+	for _, e := range chtest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			e.Insert(t, calls)
+			e.Insert(t, replay)
+			for _, folded := range []bool{false, true} {
+				if folded {
+					if _, err := compact.RollupChains(context.Background(), e.DB, time.Now(), time.Since(day)+48*time.Hour, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				check(t, e, folded)
+			}
+		})
+	}
+}
+
 // retryStorm is n calls of a new session key, gap apart from start, each a
 // copy of failed: all failed but the last, which succeeds. They are one
 // retry chain from start to its last call.
