@@ -27,25 +27,32 @@ func chainCall(s string, t time.Time, id uint64, failed bool, args string) pipel
 		HasResponse: 1, IsError: -1, Category: cat, IsFailure: failure, DeclaredRetryable: -1, ExpectedRetryable: 1, IngestedMs: 1}
 }
 
+// hourRows reads the rows of query, which selects the hours of [@from_s,
+// @to_s), into T's.
+func hourRows[T any](t *testing.T, e *chtest.Engine, query string, from, to time.Time) []T {
+	t.Helper()
+	var rows []T
+	if err := e.DB.Select(context.Background(), &rows, query, clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix())); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 // currentChains reads the chains of the current chain folds of [from, to),
 // one line each: hour, start, outcome, attempts, arguments changed.
 func currentChains(t *testing.T, e *chtest.Engine, from, to time.Time) []string {
 	t.Helper()
-	var rows []struct {
+	type row struct {
 		Hour    int64  `ch:"hour_s"`
 		Start   int64  `ch:"start_ms"`
 		Outcome uint8  `ch:"outcome"`
 		Calls   uint64 `ch:"attempts"`
 		Changed uint8  `ch:"args_changed"`
 	}
-	err := e.DB.Select(context.Background(), &rows, `SELECT toInt64(toUInt32(hour)) AS hour_s, start_ms, outcome, attempts, args_changed
+	rows := hourRows[row](t, e, `SELECT toInt64(toUInt32(hour)) AS hour_s, start_ms, outcome, attempts, args_changed
 		FROM chains_folded
 		WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)
-		  AND hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')`,
-		clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix()))
-	if err != nil {
-		t.Fatal(err)
-	}
+		  AND hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')`, from, to)
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = fmt.Sprintf("%s %s %d %d %d", time.Unix(r.Hour, 0).UTC().Format("15:04"),
@@ -61,7 +68,7 @@ func currentChains(t *testing.T, e *chtest.Engine, from, to time.Time) []string 
 // hint, and re-called before it.
 func currentRecalls(t *testing.T, e *chtest.Engine, from, to time.Time) []string {
 	t.Helper()
-	var rows []struct {
+	type row struct {
 		Hour     int64  `ch:"hour_s"`
 		Failures uint64 `ch:"failures"`
 		Next     uint64 `ch:"next_n"`
@@ -69,17 +76,13 @@ func currentRecalls(t *testing.T, e *chtest.Engine, from, to time.Time) []string
 		Hinted   uint64 `ch:"hinted_n"`
 		Early    uint64 `ch:"early_n"`
 	}
-	err := e.DB.Select(context.Background(), &rows, `SELECT toInt64(toUInt32(hour)) AS hour_s, count() AS failures,
+	rows := hourRows[row](t, e, `SELECT toInt64(toUInt32(hour)) AS hour_s, count() AS failures,
 		  toUInt64(sum(next)) AS next_n, toUInt64(sum(same)) AS same_n, toUInt64(sum(hinted)) AS hinted_n, toUInt64(sum(early)) AS early_n
 		FROM recalls_folded
 		WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)
 		  AND hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
 		GROUP BY hour_s
-		ORDER BY hour_s`,
-		clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix()))
-	if err != nil {
-		t.Fatal(err)
-	}
+		ORDER BY hour_s`, from, to)
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = fmt.Sprintf("%s %d %d %d %d %d", time.Unix(r.Hour, 0).UTC().Format("15:04"), r.Failures, r.Next, r.Same, r.Hinted, r.Early)
@@ -92,21 +95,17 @@ func currentRecalls(t *testing.T, e *chtest.Engine, from, to time.Time) []string
 // end and first call id.
 func currentChainSessions(t *testing.T, e *chtest.Engine, from, to time.Time) []string {
 	t.Helper()
-	var rows []struct {
+	type row struct {
 		Start   int64  `ch:"start_ms"`
 		Session string `ch:"session_key"`
 		Client  string `ch:"client_"`
 		End     int64  `ch:"end_ms"`
 		First   uint64 `ch:"first_call_id"`
 	}
-	err := e.DB.Select(context.Background(), &rows, `SELECT start_ms, session_key, toString(client) AS client_, end_ms, first_call_id
+	rows := hourRows[row](t, e, `SELECT start_ms, session_key, toString(client) AS client_, end_ms, first_call_id
 		FROM chains_folded
 		WHERE (hour, fold) IN (SELECT hour, fold FROM chain_current_folds)
-		  AND hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')`,
-		clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix()))
-	if err != nil {
-		t.Fatal(err)
-	}
+		  AND hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')`, from, to)
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = fmt.Sprintf("%s %s %q %s %d", time.UnixMilli(r.Start).UTC().Format("15:04:05"), r.Session, r.Client,
@@ -120,15 +119,11 @@ func currentChainSessions(t *testing.T, e *chtest.Engine, from, to time.Time) []
 // chain fold.
 func currentChainHours(t *testing.T, e *chtest.Engine, from, to time.Time) []time.Time {
 	t.Helper()
-	var rows []struct {
+	type row struct {
 		Hour int64 `ch:"hour_s"`
 	}
-	err := e.DB.Select(context.Background(), &rows, `SELECT toInt64(toUInt32(hour)) AS hour_s FROM chain_current_folds
-		WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') ORDER BY hour`,
-		clickhouse.Named("from_s", from.Unix()), clickhouse.Named("to_s", to.Unix()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := hourRows[row](t, e, `SELECT toInt64(toUInt32(hour)) AS hour_s FROM chain_current_folds
+		WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') ORDER BY hour`, from, to)
 	out := make([]time.Time, len(rows))
 	for i, r := range rows {
 		out[i] = time.Unix(r.Hour, 0).UTC()

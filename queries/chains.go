@@ -35,33 +35,46 @@ func withoutFold(file, query string) string {
 	return query[:i] + query[end:]
 }
 
+// foldForms are the two forms of a chain statement that reads the chain
+// fold: as written (folded), and without the fold's branch (withoutFold),
+// for a range with no folded hour.
+type foldForms struct{ folded, raw string }
+
+// newFoldForms makes the forms of file's statement query; it panics at
+// start-up unless query has the fold's branch once.
+func newFoldForms(file, query string) foldForms {
+	return foldForms{folded: query, raw: withoutFold(file, query)}
+}
+
+// statement is the form for a range with some hour folded (foldedChainArgs'
+// folded) or none.
+func (f foldForms) statement(folded bool) string {
+	if folded {
+		return f.folded
+	}
+	return f.raw
+}
+
 // clientForms are the four forms of a chain statement that answers per
-// client on request (recalls.sql, retry_outcomes.sql): as written, reading
-// the fold's branch and the client (byClient); without the client
-// (withoutClient); and the two without the fold's branch (withoutFold), for
-// a range with no folded hour.
-type clientForms struct{ byClient, plain, rawByClient, raw string }
+// client on request (recalls.sql, retry_outcomes.sql): the foldForms of the
+// statement as written, which reads the client (byClient), and of the same
+// without the client (withoutClient).
+type clientForms struct{ byClient, plain foldForms }
 
 // newClientForms makes the forms of file's statement; it panics at start-up
 // unless the statement has the fold's branch and each of clientColumns once.
 func newClientForms(file string) clientForms {
 	q := mustSQL(file)
-	plain := withoutClient(file, q)
-	return clientForms{byClient: q, plain: plain, rawByClient: withoutFold(file, q), raw: withoutFold(file, plain)}
+	return clientForms{byClient: newFoldForms(file, q), plain: newFoldForms(file, withoutClient(file, q))}
 }
 
 // statement is the form for a range with some hour folded or none, and
 // rows by client or not.
 func (c clientForms) statement(folded, byClient bool) string {
-	switch {
-	case folded && byClient:
-		return c.byClient
-	case folded:
-		return c.plain
-	case byClient:
-		return c.rawByClient
+	if byClient {
+		return c.byClient.statement(folded)
 	}
-	return c.raw
+	return c.plain.statement(folded)
 }
 
 // clientColumns are the columns of a clientForms statement that read the

@@ -11,12 +11,11 @@ import (
 )
 
 var (
-	// misclassificationsRawSQL is misclassifications.sql without the fold's
-	// branch (withoutFold), for a range with no folded hour.
-	misclassificationsSQL    = mustSQL("misclassifications.sql")
-	misclassificationsRawSQL = withoutFold("misclassifications.sql", misclassificationsSQL)
-	misflaggedSQL            = mustSQL("misflagged.sql")
-	flagsFoldHoursSQL        = mustSQL("flags_fold_hours.sql")
+	// misclassificationsForms are misclassifications.sql's two forms
+	// (foldForms).
+	misclassificationsForms = newFoldForms("misclassifications.sql", mustSQL("misclassifications.sql"))
+	misflaggedSQL           = mustSQL("misflagged.sql")
+	flagsFoldHoursSQL       = mustSQL("flags_fold_hours.sql")
 )
 
 // The kinds of Misclassification (docs/analytics.md, "Misclassified
@@ -112,11 +111,7 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 			if err != nil {
 				return err
 			}
-			query := misclassificationsRawSQL
-			if folded {
-				query = misclassificationsSQL
-			}
-			return db.Select(ctx, &rows, query, append(args, more...)...)
+			return db.Select(ctx, &rows, misclassificationsForms.statement(folded), append(args, more...)...)
 		},
 		func(ctx context.Context) error {
 			args, err := flagsArgs(ctx, db, f)

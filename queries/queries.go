@@ -120,6 +120,21 @@ func (f Filter) args() []any {
 	}
 }
 
+// splitRowKey reads the tool column of a row of RetryOutcomes or Recalls
+// as f asked for it: the client's key with f.ByClient (which wins), the
+// pair's with f.ByPair, the tool itself otherwise.
+func splitRowKey(f Filter, key string) (tenant, server, client, tool string, err error) {
+	switch {
+	case f.ByClient:
+		client, tool, err = splitClientKey(key)
+	case f.ByPair:
+		tenant, server, tool, err = splitPairKey(key)
+	default:
+		tool = key
+	}
+	return tenant, server, client, tool, err
+}
+
 // splitPairKey reads the key the chain analytics put in a row's tool with
 // Filter.ByPair: "<bytes of tenant>:<tenant><bytes of server>:<server><tool>"
 // (retry_outcomes.sql). The lengths make it exact whatever bytes the names

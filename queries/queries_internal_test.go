@@ -66,6 +66,31 @@ func TestSplitPairKey(t *testing.T) {
 	}
 }
 
+// TestSplitRowKey: a row's tool column is the client's key with ByClient
+// (even with ByPair set), the pair's with ByPair, the tool otherwise; a key
+// that is not what the filter asked for is an error.
+func TestSplitRowKey(t *testing.T) {
+	for _, c := range []struct {
+		f                            Filter
+		key                          string
+		tenant, server, client, tool string
+		ok                           bool
+	}{
+		{Filter{}, "3:kbsearch", "", "", "", "3:kbsearch", true},
+		{Filter{ByPair: true}, "4:acme2:kbsearch", "acme", "kb", "", "search", true},
+		{Filter{ByClient: true}, "6:cursorsearch", "", "", "cursor", "search", true},
+		{Filter{ByClient: true, ByPair: true}, "0:search", "", "", "", "search", true},
+		{Filter{ByClient: true}, "search", "", "", "", "", false},
+		{Filter{ByPair: true}, "4:acmesearch", "", "", "", "", false},
+	} {
+		tenant, server, client, tool, err := splitRowKey(c.f, c.key)
+		if (err == nil) != c.ok || c.ok && (tenant != c.tenant || server != c.server || client != c.client || tool != c.tool) {
+			t.Errorf("splitRowKey(%+v, %q) = %q, %q, %q, %q, %v; want %q, %q, %q, %q, ok %v", c.f, c.key, tenant, server, client, tool, err,
+				c.tenant, c.server, c.client, c.tool, c.ok)
+		}
+	}
+}
+
 // TestStatementForms: of the four forms of recalls.sql and
 // retry_outcomes.sql (clientForms), those without the client name no client
 // column (retry_loops.sql always names it); the raw forms of them,
@@ -86,10 +111,10 @@ func TestStatementForms(t *testing.T) {
 		{"retry outcomes folded by client", retryOutcomesForms.statement(true, true), true, true, 1},
 		{"retry outcomes raw", retryOutcomesForms.statement(false, false), false, false, 0},
 		{"retry outcomes raw by client", retryOutcomesForms.statement(false, true), true, false, 0},
-		{"retry loops folded", retryLoopsSQL, true, true, 1},
-		{"retry loops raw", retryLoopsRawSQL, true, false, 0},
-		{"misclassifications folded", misclassificationsSQL, false, true, 2},
-		{"misclassifications raw", misclassificationsRawSQL, false, false, 1},
+		{"retry loops folded", retryLoopsForms.statement(true), true, true, 1},
+		{"retry loops raw", retryLoopsForms.statement(false), true, false, 0},
+		{"misclassifications folded", misclassificationsForms.statement(true), false, true, 2},
+		{"misclassifications raw", misclassificationsForms.statement(false), false, false, 1},
 	} {
 		var code []string // the statement without its comments
 		for _, l := range strings.Split(c.sql, "\n") {

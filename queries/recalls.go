@@ -57,26 +57,19 @@ func Recalls(ctx context.Context, db DB, f Filter, window time.Duration) ([]Reca
 		return nil, fmt.Errorf("recalls: %w", err)
 	}
 	for i := range rows {
-		switch {
-		case f.ByClient:
-			if rows[i].Client, rows[i].Tool, err = splitClientKey(rows[i].Tool); err != nil {
-				return nil, fmt.Errorf("recalls: %w", err)
-			}
-		case f.ByPair:
-			if rows[i].Tenant, rows[i].Server, rows[i].Tool, err = splitPairKey(rows[i].Tool); err != nil {
-				return nil, fmt.Errorf("recalls: %w", err)
-			}
+		r := &rows[i]
+		if r.Tenant, r.Server, r.Client, r.Tool, err = splitRowKey(f, r.Tool); err != nil {
+			return nil, fmt.Errorf("recalls: %w", err)
 		}
-		rows[i].Rate = ratio(float64(rows[i].Unchanged), float64(rows[i].Failures))
+		r.Rate = ratio(float64(r.Unchanged), float64(r.Failures))
 	}
-	if f.ByClient {
+	if f.ByClient || f.ByPair {
+		// The key sorts by its lengths first; rows by client (or pair),
+		// then tool and category. A row names a client or a pair, never
+		// both.
 		slices.SortStableFunc(rows, func(a, b Recall) int {
-			return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
-		})
-	} else if f.ByPair {
-		slices.SortStableFunc(rows, func(a, b Recall) int {
-			return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool),
-				cmp.Compare(a.Category, b.Category))
+			return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Server, b.Server),
+				cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Category, b.Category))
 		})
 	}
 	return rows, nil

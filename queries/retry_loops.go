@@ -9,12 +9,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-// retryLoopsSQL is retry_loops.sql; retryLoopsRawSQL is the same without
-// the fold's branch (withoutFold), for a range with no folded hour.
-var (
-	retryLoopsSQL    = mustSQL("retry_loops.sql")
-	retryLoopsRawSQL = withoutFold("retry_loops.sql", retryLoopsSQL)
-)
+// retryLoopsForms are retry_loops.sql's two forms (foldForms).
+var retryLoopsForms = newFoldForms("retry_loops.sql", mustSQL("retry_loops.sql"))
 
 // The outcomes of a retry loop (RetryLoop.Outcome): its last call failed,
 // or did not.
@@ -106,16 +102,12 @@ func RetryLoops(ctx context.Context, db DB, f Filter, window time.Duration, o Re
 	if err != nil {
 		return nil, fmt.Errorf("retry loops: %w", err)
 	}
-	query := retryLoopsRawSQL
-	if folded {
-		query = retryLoopsSQL
-	}
 	args = append(args,
 		clickhouse.Named("min_attempts", o.MinAttempts),
 		clickhouse.Named("min_failures", o.MinAttempts-1),
 		clickhouse.Named("limit", o.Limit))
 	var rows []loopRow
-	if err := db.Select(ctx, &rows, query, args...); err != nil {
+	if err := db.Select(ctx, &rows, retryLoopsForms.statement(folded), args...); err != nil {
 		return nil, fmt.Errorf("retry loops: %w", err)
 	}
 	loops := make([]RetryLoop, len(rows))

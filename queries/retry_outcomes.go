@@ -58,15 +58,8 @@ func RetryOutcomes(ctx context.Context, db DB, f Filter, window time.Duration) (
 	}
 	for i := range rows {
 		r := &rows[i]
-		switch {
-		case f.ByClient:
-			if r.Client, r.Tool, err = splitClientKey(r.Tool); err != nil {
-				return nil, fmt.Errorf("retry outcomes: %w", err)
-			}
-		case f.ByPair:
-			if r.Tenant, r.Server, r.Tool, err = splitPairKey(r.Tool); err != nil {
-				return nil, fmt.Errorf("retry outcomes: %w", err)
-			}
+		if r.Tenant, r.Server, r.Client, r.Tool, err = splitRowKey(f, r.Tool); err != nil {
+			return nil, fmt.Errorf("retry outcomes: %w", err)
 		}
 		r.SuccessShare = ratio(float64(r.RetryThenSuccess), float64(r.RetryThenSuccess+r.RetryThenFail))
 		r.AvgAttempts = ratio(float64(r.Attempts), float64(r.Chains))
