@@ -5,9 +5,10 @@
 -- outcome empty, in violations_folded and violation_outcomes_folded), its
 -- INVALID_ARGUMENT calls' arguments (its mark, calls 0, in
 -- invalid_args_folded) and its calls per category (its marks, calls 0, in
--- calls_categories_folded and calls_flags_folded). A
--- fold made before one of these tables existed lacks its mark, and
--- RollupHours folds its hour again, once.
+-- calls_categories_folded and calls_flags_folded, the latter's with
+-- failures 1 since schema/042). A fold made before one of these tables
+-- (or that column) existed lacks its mark, and RollupHours folds its hour
+-- again, once.
 SELECT DISTINCT
   toInt64(toUInt32(hour)) AS hour_s,
   inserts
@@ -40,4 +41,4 @@ WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
   AND (hour, fold) GLOBAL IN (
     SELECT hour, fold
     FROM calls_flags_folded
-    WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0)
+    WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0 AND failures = 1)

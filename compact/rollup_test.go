@@ -162,15 +162,16 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 		Category   string `ch:"category_name"`
 		Calls      uint64 `ch:"calls"`
 		Misflagged uint64 `ch:"misflagged"`
+		Failures   uint64 `ch:"failures"`
 	}
 	if err := e.DB.Select(context.Background(), &flags, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name,
-		toString(server) AS server_name, toString(tool) AS tool_name, toString(category) AS category_name, calls, misflagged
+		toString(server) AS server_name, toString(tool) AS tool_name, toString(category) AS category_name, calls, misflagged, failures
 		FROM calls_flags_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
 			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range flags {
-		folded = append(folded, fmt.Sprintf("flags %d %s %s %s %s: %d %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Category, c.Calls, c.Misflagged))
+		folded = append(folded, fmt.Sprintf("flags %d %s %s %s %s: %d %d %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Category, c.Calls, c.Misflagged, c.Failures))
 	}
 	// The calls per category: distinct call ids of the rows inserted; every
 	// hour with calls has the mark.
@@ -268,19 +269,20 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for p, n := range pairs {
 		want = append(want, fmt.Sprintf("%s: %d", p, n))
 	}
-	// The calls per category of their latest ingest, and the misflagged
-	// among them; the mark of every folded hour.
-	flagged := map[string][2]int{}
+	// The calls per category of their latest ingest, the misflagged and
+	// the failed among them; the mark of every folded hour (failures 1: a
+	// fold that counts them).
+	flagged := map[string][3]int{}
 	for _, c := range latest {
 		if hour := c.Time.Unix() / 3600 * 3600; hour >= lo && hour < hi {
-			flagged[fmt.Sprintf("flags %d    ", hour)] = [2]int{}
+			flagged[fmt.Sprintf("flags %d    ", hour)] = [3]int{0, 0, 1}
 			k := fmt.Sprintf("flags %d %s %s %s %s", hour, c.Tenant, c.Server, c.Tool, c.Category)
 			n := flagged[k]
-			flagged[k] = [2]int{n[0] + 1, n[1] + int(c.Misflagged)}
+			flagged[k] = [3]int{n[0] + 1, n[1] + int(c.Misflagged), n[2] + int(c.IsFailure)}
 		}
 	}
 	for k, n := range flagged {
-		want = append(want, fmt.Sprintf("%s: %d %d", k, n[0], n[1]))
+		want = append(want, fmt.Sprintf("%s: %d %d %d", k, n[0], n[1], n[2]))
 	}
 	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
 		toUInt64(uniqExactMerge(calls)) AS calls_n, toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_n,
@@ -304,7 +306,7 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, q := range quiet {
 		if h := q.Unix(); h >= lo && h < hi {
 			want = append(want, fmt.Sprintf("copied %d 0", h), fmt.Sprintf("latest %d 0 0 0", h), fmt.Sprintf("args %d     =: 0", h),
-				fmt.Sprintf("categories %d    : 0", h), fmt.Sprintf("flags %d    : 0 0", h))
+				fmt.Sprintf("categories %d    : 0", h), fmt.Sprintf("flags %d    : 0 0 1", h))
 		}
 	}
 	slices.Sort(folded)
@@ -450,12 +452,21 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 // (calls_copies_folded, calls_latest_folded, violations_folded,
 // violation_outcomes_folded, invalid_args_folded, calls_categories_folded or
 // calls_flags_folded emptied, as each is after the upgrade that
-// adds it) are made again at the same insert count by the next run, which then
+// adds it), or before the flags fold counted failures (its rows without
+// them, as schema/042 leaves them), are made again at the same insert count by the next run, which then
 // lists them and deletes the older folds; a run after that folds nothing.
 func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 	ctx := context.Background()
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "calls_categories_folded", "calls_flags_folded"} {
+	// The flags fold before schema/042: its rows and marks with failures 0.
+	beforeFailures := []string{
+		`CREATE TABLE flags_before_042 ENGINE = Memory AS SELECT hour, fold, CAST(tenant AS String) AS tenant, CAST(server AS String) AS server,
+			CAST(tool AS String) AS tool, CAST(category AS String) AS category, calls, misflagged FROM calls_flags_folded`,
+		"TRUNCATE TABLE calls_flags_folded",
+		"INSERT INTO calls_flags_folded (hour, fold, tenant, server, tool, category, calls, misflagged) SELECT * FROM flags_before_042",
+		"DROP TABLE flags_before_042",
+	}
+	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "calls_categories_folded", "calls_flags_folded", "calls_flags_folded before 042"} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
 				e.StopMerges(t)
@@ -470,8 +481,14 @@ func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 					t.Fatalf("first run: %v %v, want %v folded", first, err, hours)
 				}
 				quiet := first.Quiet
-				if err := e.DB.Exec(ctx, "TRUNCATE TABLE "+emptied); err != nil {
-					t.Fatal(err)
+				stmts := []string{"TRUNCATE TABLE " + emptied}
+				if strings.HasSuffix(emptied, "before 042") {
+					stmts = beforeFailures
+				}
+				for _, q := range stmts {
+					if err := e.DB.Exec(ctx, q); err != nil {
+						t.Fatal(err)
+					}
 				}
 				res, err := compact.RollupHours(ctx, e.DB, time.Now(), 48*time.Hour, 0)
 				if err != nil || !slices.Equal(res.Folded, hours) || !slices.Equal(res.Quiet, quiet) || res.Superseded != len(hours)+len(quiet) {

@@ -4,30 +4,44 @@
 -- one row). The range's totals are the tools' sums; the most failing tools
 -- are read from the same rows (queries/overview.go). One query, not one for
 -- the totals and one for the tools: both paid the search for re-ingested
--- calls below, most of their time.
+-- calls below.
 --
 -- A call ingested more than once counts once, as its latest ingest (the row
--- FINAL would keep), without FINAL: the counts of every row in the range,
--- minus the copies that a later ingest of the same call replaced. Those
--- stale copies are found among the rows whose call_id occurs more than once,
--- grouped by the sort key (FINAL's dedupe key) and ordered by ingested_ms.
--- FINAL merges every row of the range in one thread on 18.16; this costs a
--- hash of call_id instead (BENCHMARKS.md). The call ids that occur more than
--- once are, for the hours whose current fold lists its copies, those the
--- fold recorded (calls_copies_folded: a call's copies share its hour; a fold
--- made before that table lists none), and for the other hours those the raw
--- calls hold more than once: grouping every call id of a day took most of
--- this query's time (BENCHMARKS.md, twentieth round). A folded hour's
--- copied ids outside the range or the filters only add calls whose group is
--- then left out or has no stale copy. The set is a PREWHERE: the other
--- columns are read only from the granules that hold a copy (half the bytes
--- with 1 % of the calls copied, none without copies).
+-- FINAL would keep). The hours that lie whole in [from, to) and that the
+-- retention job has folded come from their counts per category of the
+-- latest ingest (compact.RollupHours, schema/030_calls_flags_folded.sql
+-- and 042: a current fold whose mark, calls 0, has failures 1, the same
+-- calls counted the same way, as misflagged.sql reads them); a call belongs
+-- to one hour, so the counts add up. Over 7 days of 10M calls the counts
+-- and their copies took 18.16 0.77 s of the query's 1.15 s (BENCHMARKS.md,
+-- fifty-fifth round). The other hours are counted from the raw rows,
+-- without FINAL: every row is counted, minus the copies that a later
+-- ingest of the same call replaced. Those stale copies are found among the
+-- rows whose call_id occurs more than once, grouped by the sort key
+-- (FINAL's dedupe key) and ordered by ingested_ms. FINAL merges every row
+-- of the range in one thread on 18.16; this costs a hash of call_id
+-- instead (BENCHMARKS.md). The call ids that occur more than once are, for
+-- the hours whose current fold lists its copies, those the fold recorded
+-- (calls_copies_folded: a call's copies share its hour; a fold made before
+-- that table lists none), and for the other hours those the raw calls hold
+-- more than once: grouping every call id of a day took most of this
+-- query's time (BENCHMARKS.md, twentieth round). A folded hour's copied ids
+-- outside the range or the filters only add calls whose group is then left
+-- out or has no stale copy. The set is a PREWHERE: the other columns are
+-- read only from the granules that hold a copy (half the bytes with 1 % of
+-- the calls copied, none without copies). The raw calls are read before
+-- @first_s, the range's first whole hour, and from @flags_bound_s on, the
+-- first whole hour without such a fold (flags_fold_hours.sql, asked first
+-- over more than two UTC days; else @first_s), constants, so that the
+-- server skips the days in between; the folded hours after the bound are
+-- set aside on their time.
 -- GLOBAL IN builds the set once: with IN inside a subquery, 18.16 ran the
 -- set's query again for each level.
--- Copies share tool and session key, so the tools and the distinct session
--- keys need no correction. Relies on the daily partitions for the time
--- filter and on the (tenant, server, tool) prefix of the sort key for the
--- filters.
+-- The distinct session keys of the range come from the raw calls (a count
+-- of distinct keys does not add up over hours). Copies share tool and
+-- session key, so the tools and the distinct session keys need no
+-- correction. Relies on the daily partitions for the time filter and on
+-- the (tenant, server, tool) prefix of the sort key for the filters.
 SELECT
   part,
   tool_name,
@@ -37,6 +51,32 @@ SELECT
   toUInt64(sum(mf)) AS misflagged_n,
   toUInt64(sum(sessions)) AS sessions_n
 FROM (
+  -- Fold branch: the whole hours that have a current fold with failures
+  -- (Overview leaves it out, with the conditions that set those hours
+  -- aside, when the bound lets the server skip no day: overviewForms).
+  SELECT
+    toUInt8(0) AS part,
+    CAST(tool AS String) AS tool_name,
+    toInt64(calls) AS n,
+    toInt64(failures) AS fail,
+    toInt64(if(category = 'EMPTY_RESULT', calls, 0)) AS empty,
+    toInt64(misflagged) AS mf,
+    toInt64(0) AS sessions
+  FROM calls_flags_folded
+  PREWHERE (hour, fold) GLOBAL IN (
+      SELECT hour, fold
+      FROM calls_flags_folded
+      WHERE calls = 0 AND failures = 1
+        AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+        AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
+        AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
+  WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+    AND calls > 0
+    AND (@tenant = '' OR tenant = @tenant)
+    AND (@all_tenants = 1 OR has(@tenants, tenant))
+    AND (@server = '' OR server = @server)
+    AND (@tool = '' OR tool = @tool)
+  UNION ALL
   SELECT
     toUInt8(0) AS part,
     CAST(tool AS String) AS tool_name,
@@ -46,8 +86,16 @@ FROM (
     toInt64(sum(misflagged)) AS mf,
     toInt64(0) AS sessions
   FROM calls
+  PREWHERE toStartOfHour(ts) GLOBAL NOT IN (
+      SELECT hour
+      FROM calls_flags_folded
+      WHERE calls = 0 AND failures = 1
+        AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+        AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
+        AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
   WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
     AND ts_ms >= @from_ms AND ts_ms < @to_ms
+    AND (ts < toDateTime(@first_s, 'UTC') OR ts >= toDateTime(@flags_bound_s, 'UTC'))
     AND (@tenant = '' OR tenant = @tenant)
     AND (@all_tenants = 1 OR has(@tenants, tenant))
     AND (@server = '' OR server = @server)
@@ -74,11 +122,20 @@ FROM (
       FROM calls_copies_folded
       WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
         AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
+        -- not those of the hours counted from calls_flags_folded
+        AND hour GLOBAL NOT IN (
+          SELECT hour
+          FROM calls_flags_folded
+          WHERE calls = 0 AND failures = 1
+            AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+            AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
+            AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
       UNION ALL
       SELECT call_id
       FROM calls
       WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
         AND ts_ms >= @from_ms AND ts_ms < @to_ms
+        AND (ts < toDateTime(@first_s, 'UTC') OR ts >= toDateTime(@flags_bound_s, 'UTC'))
         AND (@tenant = '' OR tenant = @tenant)
         AND (@all_tenants = 1 OR has(@tenants, tenant))
         AND (@server = '' OR server = @server)
@@ -91,6 +148,14 @@ FROM (
       GROUP BY call_id
       HAVING count() > 1)
     WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+      AND (ts < toDateTime(@first_s, 'UTC') OR ts >= toDateTime(@flags_bound_s, 'UTC'))
+      AND toStartOfHour(ts) GLOBAL NOT IN (
+        SELECT hour
+        FROM calls_flags_folded
+        WHERE calls = 0 AND failures = 1
+          AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+          AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
+          AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
       AND ts_ms >= @from_ms AND ts_ms < @to_ms
       AND (@tenant = '' OR tenant = @tenant)
       AND (@all_tenants = 1 OR has(@tenants, tenant))

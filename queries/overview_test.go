@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/mcplens/mcplens/chtest"
+	"github.com/mcplens/mcplens/compact"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/classify"
 	"github.com/mcplens/mcplens/queries"
@@ -107,43 +109,130 @@ func refOverview(calls []pipeline.Call, f queries.Filter, limit int) (queries.To
 // random traffic with replays in the same and in later inserts and calls
 // re-ingested with another classification (a stale copy must leave every
 // count, the EMPTY_RESULT and misflagged ones included), over filters, an
-// allow-list and limits that cut the list.
+// allow-list and limits that cut the list: from the raw calls, then with
+// the hours folded (compact.RollupHours), where the ranges over three UTC
+// days read the folded hours from calls_flags_folded, after a late
+// reclassification into a folded hour (read raw until it is folded again),
+// with folds made before their rows counted failures (read raw), and
+// folded again. Last, the fold's rows doubled must change the ranges over
+// three days and no other (the ranges within two days read the raw form).
 func TestOverviewMatchesReference(t *testing.T) {
 	ctx := context.Background()
 	calls, replays := genTraffic(20261201, 2000, t0, 3*time.Hour)
-	all := append(append([]pipeline.Call{}, calls...), replays...)
+	// Calls two days before, so that the hours between are quiet hours the
+	// job folds as empty, and a range from them skips a whole UTC day.
+	early, _ := genTraffic(20261207, 100, t0.Add(-49*time.Hour), time.Hour)
 	h := func(d time.Duration) time.Time { return t0.Add(d) }
-	cases := []struct {
+	type overviewCase struct {
 		f     queries.Filter
 		limit int
-	}{
+	}
+	cases := []overviewCase{
 		{queries.Filter{From: h(0), To: h(3 * time.Hour)}, 100},
 		{queries.Filter{From: h(time.Hour), To: h(2 * time.Hour)}, 2},
 		{queries.Filter{From: h(30 * time.Minute), To: h(150 * time.Minute), Tenant: "acme"}, 10},
 		{queries.Filter{From: h(time.Hour), To: h(2 * time.Hour), Server: "crm", Tool: "search"}, 10},
 		{queries.Filter{From: h(0), To: h(3 * time.Hour), Tenants: []string{"globex", "initech"}}, 3},
 		{queries.Filter{From: h(time.Hour + 500*time.Millisecond), To: h(80*time.Minute + 1500*time.Millisecond)}, 10},
+		// Over three UTC days, but from an hour before the first folded
+		// one (no call before it): no day to skip, the raw form.
+		{queries.Filter{From: h(-50 * time.Hour), To: h(3 * time.Hour), Server: "kb", Tenants: []string{"globex", "initech"}}, 3},
+	}
+	// Over three UTC days: the folded form once the hours are folded.
+	wide := []overviewCase{
+		{queries.Filter{From: h(-49 * time.Hour), To: h(3 * time.Hour)}, 100},
+		{queries.Filter{From: h(-49*time.Hour + 17*time.Minute + 250*time.Millisecond), To: h(2*time.Hour + 37*time.Minute + time.Millisecond), Tenant: "acme"}, 10},
+		{queries.Filter{From: h(-49 * time.Hour), To: h(3 * time.Hour), Server: "kb", Tenants: []string{"globex", "initech"}}, 3},
+		{queries.Filter{From: h(-49 * time.Hour), To: h(150 * time.Minute), Tool: "search"}, 10},
+	}
+	name := func(c overviewCase) string {
+		return fmt.Sprintf("[%s, %s) tenant=%q server=%q tool=%q tenants=%q limit=%d",
+			c.f.From.Format("01-02 15:04:05.000"), c.f.To.Format("01-02 15:04:05.000"), c.f.Tenant, c.f.Server, c.f.Tool, c.f.Tenants, c.limit)
+	}
+	type answer struct {
+		totals queries.Totals
+		top    []queries.ToolFailures
 	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
+			all := slices.Concat(calls, replays, early)
 			e.Insert(t, calls)
 			e.Insert(t, replays)
-			for _, c := range cases {
-				name := fmt.Sprintf("[%s, %s) tenant=%q server=%q tool=%q tenants=%q limit=%d",
-					c.f.From.Format("15:04:05.000"), c.f.To.Format("15:04:05.000"), c.f.Tenant, c.f.Server, c.f.Tool, c.f.Tenants, c.limit)
-				wantTotals, wantTop := refOverview(all, c.f, c.limit)
-				if wantTotals.Empty == 0 || wantTotals.Misflagged == 0 || len(wantTop) == 0 {
-					t.Fatalf("%s: the reference has no empty results, misflagged calls or failing tools: %+v", name, wantTotals)
+			e.Insert(t, early)
+			check := func(state string) map[string]answer {
+				got := map[string]answer{}
+				for _, c := range slices.Concat(cases, wide) {
+					wantTotals, wantTop := refOverview(all, c.f, c.limit)
+					if wantTotals.Empty == 0 || wantTotals.Misflagged == 0 || len(wantTop) == 0 {
+						t.Fatalf("%s: the reference has no empty results, misflagged calls or failing tools: %+v", name(c), wantTotals)
+					}
+					totals, top, err := queries.Overview(ctx, e.DB, c.f, c.limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if totals != wantTotals {
+						t.Errorf("%s, %s: totals\n got %+v\nwant %+v", state, name(c), totals, wantTotals)
+					}
+					if !equalRows(top, wantTop) {
+						t.Errorf("%s, %s: top failing tools\n got %s\nwant %s", state, name(c), dump(top), dump(wantTop))
+					}
+					got[name(c)] = answer{totals, top}
 				}
-				got, top, err := queries.Overview(ctx, e.DB, c.f, c.limit)
+				return got
+			}
+			fold := func() {
+				t.Helper()
+				if _, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exec := func(qs ...string) {
+				t.Helper()
+				for _, q := range qs {
+					if err := e.DB.Exec(ctx, q); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			check("raw")
+			fold()
+			check("folded")
+			// A late reclassification of some calls of 11:00: that hour is
+			// read raw, the folded hours after it from their fold.
+			var late []pipeline.Call
+			for _, c := range calls {
+				if c.Time.Hour() == 11 && len(late) < 40 {
+					c.IngestedMs += 100
+					c.Category, c.IsFailure, c.Misflagged = string(classify.EmptyResult), 0, 1
+					late = append(late, c)
+				}
+			}
+			e.Insert(t, late)
+			all = append(all, late...)
+			check("late call into a folded hour")
+			fold()
+			check("folded again")
+			// The folds of t0's day as schema/042 left them: rows and marks
+			// without failures, which the overview must not read (the
+			// earlier hours' folds let it skip 11-28 and read the fold).
+			exec(`CREATE TABLE flags_before_042 ENGINE = Memory AS SELECT hour, fold, CAST(tenant AS String) AS tenant, CAST(server AS String) AS server,
+				CAST(tool AS String) AS tool, CAST(category AS String) AS category, calls, misflagged, failures FROM calls_flags_folded`,
+				"TRUNCATE TABLE calls_flags_folded",
+				fmt.Sprintf(`INSERT INTO calls_flags_folded (hour, fold, tenant, server, tool, category, calls, misflagged, failures)
+				SELECT hour, fold, tenant, server, tool, category, calls, misflagged, if(toUInt32(hour) >= %d, toUInt64(0), failures) FROM flags_before_042`, t0.Truncate(24*time.Hour).Unix()),
+				"DROP TABLE flags_before_042")
+			check("folds before 042")
+			fold()
+			before := check("refolded")
+			exec("INSERT INTO calls_flags_folded SELECT * FROM calls_flags_folded WHERE calls > 0")
+			for i, c := range slices.Concat(cases, wide) {
+				totals, top, err := queries.Overview(ctx, e.DB, c.f, c.limit)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got != wantTotals {
-					t.Errorf("%s: totals\n got %+v\nwant %+v", name, got, wantTotals)
-				}
-				if !equalRows(top, wantTop) {
-					t.Errorf("%s: top failing tools\n got %s\nwant %s", name, dump(top), dump(wantTop))
+				changed := !reflect.DeepEqual(answer{totals, top}, before[name(c)])
+				if isWide := i >= len(cases); changed != isWide {
+					t.Errorf("%s: changed %v when the flags fold's rows were doubled, want %v (the fold read over three UTC days only)", name(c), changed, isWide)
 				}
 			}
 		})
