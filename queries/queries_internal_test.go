@@ -134,3 +134,49 @@ func TestStatementForms(t *testing.T) {
 		}
 	}
 }
+
+// TestOverviewForms: the overview's raw form reads neither the flags fold
+// nor its bound, and keeps every raw branch; the folded form reads both.
+func TestOverviewForms(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		sql    string
+		folded bool
+		unions int
+	}{
+		{"folded", overviewForms.statement(true), true, 4},
+		{"raw", overviewForms.statement(false), false, 3},
+	} {
+		code := sqlComment.ReplaceAllString(c.sql, "")
+		for _, s := range []string{"calls_flags_folded", "@first_s", "@flags_bound_s", "failures = 1"} {
+			if strings.Contains(code, s) != c.folded {
+				t.Errorf("%s form: reads %s %v, want %v", c.name, s, !c.folded, c.folded)
+			}
+		}
+		if n := strings.Count(code, "UNION ALL"); n != c.unions || !strings.Contains(code, "uniqExact(session_key)") || !strings.Contains(code, "calls_copies_folded") {
+			t.Errorf("%s form: %d UNION ALL (want %d), or without the session keys or the copies' lookup:\n%s", c.name, n, c.unions, code)
+		}
+	}
+}
+
+// TestSkipsADay: the folded form only when the raw calls before first and
+// from bound on leave a whole UTC day out.
+func TestSkipsADay(t *testing.T) {
+	day := int64(20_000 * 86400)
+	for _, c := range []struct {
+		name         string
+		first, bound int64
+		want         bool
+	}{
+		{"nothing folded", day + 9*3600, day + 9*3600, false},
+		{"to the next midnight", day + 9*3600, day + 86400, false},
+		{"to the end of the next day", day + 9*3600, day + 2*86400, true},
+		{"an hour short of it", day + 9*3600, day + 2*86400 - 3600, false},
+		{"a whole day from midnight", day, day + 86400, true},
+		{"from midnight, an hour short", day, day + 86400 - 3600, false},
+	} {
+		if got := skipsADay(c.first, c.bound); got != c.want {
+			t.Errorf("%s: skipsADay(%d, %d) = %v, want %v", c.name, c.first, c.bound, got, c.want)
+		}
+	}
+}
