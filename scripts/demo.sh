@@ -102,7 +102,7 @@ mcplens is running.
   ClickHouse   $CLICKHOUSE_ADDR (native), database mcplens
 
 Try:
-  curl -s 'http://$api_addr/api/v1/failure-rates' | head -c 600; echo
+  curl -s 'http://$api_addr/api/v1/failure-rates' | cut -c 1-600
   curl -s 'http://$api_addr/api/v1/failure-rates?tool=search_docs&step=1h'
   curl -s 'http://$api_addr/api/v1/retry-outcomes?by=client'
   curl -s 'http://$api_addr/api/v1/empty-results?tool=search_docs&min_calls=3'
@@ -117,6 +117,9 @@ Try:
 
 Logs in $state/. Press Ctrl-C to stop.
 TXT
-curl -fsS "http://$api_addr/api/v1/failure-rates" | head -c 400; echo
+# The answer's first 400 characters: cut reads it all (head would close the
+# pipe early, and curl's failed write, once the stored days make the answer
+# long, would end the demo under pipefail).
+curl -fsS "http://$api_addr/api/v1/failure-rates" | cut -c 1-400
 wait -n "${pids[@]}" || true
 echo "demo: a process exited; see $state/*.log" >&2
