@@ -114,7 +114,7 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 			return db.Select(ctx, &rows, misclassificationsForms.statement(folded), append(args, more...)...)
 		},
 		func(ctx context.Context) error {
-			args, err := flagsArgs(ctx, db, f)
+			args, _, err := flagsArgs(ctx, db, f)
 			if err != nil {
 				return fmt.Errorf("misflagged: %w", err)
 			}
@@ -149,33 +149,25 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 // Filter's, first_s, the start of the range's first whole hour, and
 // flags_bound_s, the start of the first whole hour without a fold of its
 // calls per category, flag and failure (flags_fold_hours.sql), or of the
-// hour the range ends in. The query reads the
-// raw calls before first_s and from the bound on, and sets the folded hours
-// after it aside on their time, so the bound only lets the server skip the
-// days' partitions in between: a range within two UTC days has none to
-// skip, and one whose first whole hour is not over yet no fold to start
-// from; both are read from first_s without asking (the query costs 10-25
-// ms, BENCHMARKS.md, thirty-sixth round).
-func flagsArgs(ctx context.Context, db DB, f Filter) ([]any, error) {
-	first, bound, err := flagsBound(ctx, db, f)
-	if err != nil {
-		return nil, err
-	}
-	return append(f.args(), clickhouse.Named("first_s", first), clickhouse.Named("flags_bound_s", bound)), nil
-}
-
-// flagsBound returns flagsArgs' first_s and flags_bound_s.
-func flagsBound(ctx context.Context, db DB, f Filter) (first, bound int64, err error) {
-	first = -floorDiv(-f.From.UnixMilli(), 3_600_000) * 3600
+// hour the range ends in. The queries read the raw calls before first_s
+// and from the bound on, and set the folded hours after it aside on their
+// time, so the bound only lets the server skip the days' partitions in
+// between: a range within two UTC days has none to skip, and one whose
+// first whole hour is not over yet no fold to start from; both are read
+// from first_s without asking (the query costs 10-25 ms, BENCHMARKS.md,
+// thirty-sixth round). skipsDay reports whether the bound leaves a whole
+// UTC day out (skipsADay): the overview reads the fold only then.
+func flagsArgs(ctx context.Context, db DB, f Filter) (args []any, skipsDay bool, err error) {
+	first := -floorDiv(-f.From.UnixMilli(), 3_600_000) * 3600
 	toHour := floorDiv(f.To.UnixMilli(), 3_600_000) * 3600
 	days := floorDiv(f.To.UnixMilli()-1, 86_400_000) - floorDiv(f.From.UnixMilli(), 86_400_000)
-	bound = first
+	bound := first
 	if toHour > first && days >= 2 && first+3600 <= time.Now().Unix() {
 		if bound, err = foldedUntil(ctx, db, flagsFoldHoursSQL, first, toHour); err != nil {
-			return 0, 0, fmt.Errorf("flags bound: %w", err)
+			return nil, false, fmt.Errorf("flags bound: %w", err)
 		}
 	}
-	return first, bound, nil
+	return append(f.args(), clickhouse.Named("first_s", first), clickhouse.Named("flags_bound_s", bound)), skipsADay(first, bound), nil
 }
 
 // evidence states the counts behind a row in one short sentence.

@@ -7,14 +7,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
 // overviewForms are overview.sql as written (folded: the whole hours with
 // a current fold of their calls per category and failure from the fold,
 // the others from the raw calls) and without the fold (raw: every call of
-// the range from the raw calls; withoutFold and withoutFlagsFold).
+// the range from the raw calls; newFlagsFoldForms).
 var overviewForms = newFlagsFoldForms("overview.sql")
 
 // flagsFoldLines are the lines of a statement's folded form that only set
@@ -53,7 +51,7 @@ func newFlagsFoldForms(file string) foldForms {
 }
 
 // skipsADay reports whether the raw calls before first and from bound on
-// (flagsBound) leave out a whole UTC day, which the server then does not
+// (flagsArgs) leave out a whole UTC day, which the server then does not
 // read: only then does reading the folded hours from their fold pay for
 // the sets that put them aside. Within a day's partition the calls of the
 // folded hours lie in the same granules as the others (the sort key does
@@ -99,16 +97,15 @@ type overviewRow struct {
 // Overview returns the range's totals and at most limit (at least 1) of
 // the tools with failures, most failures first, ties by name, from one
 // query (after the lookup of its folded hours over more than two UTC days,
-// as Misclassifications' misflagged rows: flagsBound). A call ingested more
+// as Misclassifications' misflagged rows: flagsArgs). A call ingested more
 // than once counts once, as its latest ingest.
 func Overview(ctx context.Context, db DB, f Filter, limit int) (Totals, []ToolFailures, error) {
-	first, bound, err := flagsBound(ctx, db, f)
+	args, skipsDay, err := flagsArgs(ctx, db, f)
 	if err != nil {
 		return Totals{}, nil, fmt.Errorf("overview: %w", err)
 	}
-	args := append(f.args(), clickhouse.Named("first_s", first), clickhouse.Named("flags_bound_s", bound))
 	var rows []overviewRow
-	if err := db.Select(ctx, &rows, overviewForms.statement(skipsADay(first, bound)), args...); err != nil {
+	if err := db.Select(ctx, &rows, overviewForms.statement(skipsDay), args...); err != nil {
 		return Totals{}, nil, fmt.Errorf("overview: %w", err)
 	}
 	var t Totals
