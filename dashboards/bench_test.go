@@ -146,11 +146,11 @@ func BenchmarkPanels(b *testing.B) {
 func foldButLastHour(b *testing.B, e *chtest.Engine, end time.Time) {
 	b.Helper()
 	ctx := context.Background()
-	res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+	res, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(end)+30*24*time.Hour, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	chains, err := compact.RollupChains(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+	chains, err := compact.RollupChains(ctx, e.DB, time.Now(), time.Since(end)+30*24*time.Hour, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

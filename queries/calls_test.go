@@ -102,7 +102,7 @@ func TestCallList(t *testing.T) {
 			checkCallList(t, e.DB, all, cases)
 			// Again with the complete hours folded: the form that reads
 			// latest ingests only finds the copied calls in the folds.
-			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0); err != nil || len(res.Folded) == 0 {
+			if res, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(t0)+30*24*time.Hour, 0); err != nil || len(res.Folded) == 0 {
 				t.Fatalf("folding the hours: %+v, %v", res, err)
 			}
 			checkCallList(t, e.DB, all, cases)
@@ -319,7 +319,7 @@ func TestCallListAfterAReplay(t *testing.T) {
 			e.Insert(t, all)
 			for _, stage := range []string{"raw", "folded"} {
 				if stage == "folded" {
-					if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), 30*24*time.Hour, 0); err != nil || len(res.Folded) == 0 {
+					if res, err := compact.RollupHours(context.Background(), e.DB, time.Now(), time.Since(t0)+30*24*time.Hour, 0); err != nil || len(res.Folded) == 0 {
 						t.Fatalf("folding the hour: %+v, %v", res, err)
 					}
 				}

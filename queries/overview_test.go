@@ -182,7 +182,7 @@ func TestOverviewMatchesReference(t *testing.T) {
 			}
 			fold := func() {
 				t.Helper()
-				if _, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0); err != nil {
+				if _, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(t0)+30*24*time.Hour, 0); err != nil {
 					t.Fatal(err)
 				}
 			}

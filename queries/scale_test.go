@@ -172,11 +172,11 @@ func BenchmarkScale(b *testing.B) {
 		// folded the complete hours (compact.RollupHours) and their chains
 		// (compact.RollupChains), as it has within the hour in production.
 		start = time.Now()
-		res, err := compact.RollupHours(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+		res, err := compact.RollupHours(ctx, e.DB, time.Now(), time.Since(end)+30*24*time.Hour, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		chains, err := compact.RollupChains(ctx, e.DB, time.Now(), 30*24*time.Hour, 0)
+		chains, err := compact.RollupChains(ctx, e.DB, time.Now(), time.Since(end)+30*24*time.Hour, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
