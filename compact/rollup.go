@@ -58,6 +58,10 @@ var (
 	foldFlagsHourSQL string
 	//go:embed drop_rollup_fold_flags.sql
 	dropRollupFoldFlagsSQL string
+	//go:embed fold_sessions_hour.sql
+	foldSessionsHourSQL string
+	//go:embed drop_rollup_fold_sessions.sql
+	dropRollupFoldSessionsSQL string
 	//go:embed quiet_hour_rows.sql
 	quietHourRowsSQL string
 	//go:embed count_quiet_hours.sql
@@ -76,6 +80,8 @@ var (
 	quietMarksCategoriesSQL string
 	//go:embed quiet_marks_flags.sql
 	quietMarksFlagsSQL string
+	//go:embed quiet_marks_sessions.sql
+	quietMarksSessionsSQL string
 	//go:embed record_quiet_rollup_folds.sql
 	recordQuietRollupFoldsSQL string
 )
@@ -94,6 +100,7 @@ var rollupFoldSteps = [...]struct{ fold, quiet, what string }{
 	{foldInvalidArgsHourSQL, quietMarksInvalidArgsSQL, "fold INVALID_ARGUMENT arguments of hour"},
 	{foldCategoriesHourSQL, quietMarksCategoriesSQL, "fold calls per category of hour"},
 	{foldFlagsHourSQL, quietMarksFlagsSQL, "fold calls per category and flag of hour"},
+	{foldSessionsHourSQL, quietMarksSessionsSQL, "fold session keys of hour"},
 }
 
 // RollupResult is what one RollupHours call did.
@@ -134,8 +141,10 @@ type RollupResult struct {
 // (calls_categories_folded, 029), which Misclassified retryables adds up
 // instead of merging their states, and its calls per category of their
 // latest ingest with the misflagged among them (calls_flags_folded, 030),
-// which the API's misflagged rows add up instead of counting every call of
-// the range. An hour is folded when calls
+// which the API's misflagged rows and the overview add up instead of
+// counting every call of the range, and its session keys per tool
+// (sessions_folded, 043), whose union the overview counts instead of the
+// distinct keys of every call. An hour is folded when calls
 // or violations brought rows to it since the migration that counts them
 // (calls_hour_inserts), or it is a quiet hour (none did, between two of
 // the span's hours that some did, and it holds no rows, which it then
@@ -143,7 +152,7 @@ type RollupResult struct {
 // without reading it, recordQuietHours), its insert count has no fold yet
 // (or only one made before the folds listed their hour's copies and their
 // latest ingests and held its violations, INVALID_ARGUMENT arguments,
-// calls per category and flags),
+// calls per category, flags and session keys),
 // and its last insert, by the server's clock, is at least settle before
 // now (settle covers the clocks' skew too); a fold whose hour took an
 // insert while it ran is not recorded and is made again by a later run. It
@@ -439,7 +448,7 @@ type foldTables struct {
 var rollupFoldTables = foldTables{
 	what: "rollup folds",
 	list: supersededRollupFoldsSQL,
-	drop: []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL, dropRollupFoldCategoriesSQL, dropRollupFoldFlagsSQL},
+	drop: []string{dropRollupFoldRecordsSQL, dropRollupFoldRowsSQL, dropRollupFoldSumsSQL, dropRollupFoldCopiesSQL, dropRollupFoldLatestSQL, dropRollupFoldViolationsSQL, dropRollupFoldOutcomesSQL, dropRollupFoldInvalidArgsSQL, dropRollupFoldCategoriesSQL, dropRollupFoldFlagsSQL, dropRollupFoldSessionsSQL},
 }
 
 // dropSuperseded deletes the rows and records of the folds of the hours

@@ -6,7 +6,8 @@
 -- INVALID_ARGUMENT calls' arguments (its mark, calls 0, in
 -- invalid_args_folded) and its calls per category (its marks, calls 0, in
 -- calls_categories_folded and calls_flags_folded, the latter's with
--- failures 1 since schema/042). A fold made before one of these tables
+-- failures 1 since schema/042) and its session keys (its mark, calls 0, in
+-- sessions_folded, 043). A fold made before one of these tables
 -- (or that column) existed lacks its mark, and RollupHours folds its hour
 -- again, once.
 SELECT DISTINCT
@@ -42,3 +43,7 @@ WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC')
     SELECT hour, fold
     FROM calls_flags_folded
     WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0 AND failures = 1)
+  AND (hour, fold) GLOBAL IN (
+    SELECT hour, fold
+    FROM sessions_folded
+    WHERE hour >= toDateTime(@from_s, 'UTC') AND hour < toDateTime(@to_s, 'UTC') AND calls = 0)

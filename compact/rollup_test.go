@@ -47,7 +47,8 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 // calls per session and argument (invalid_args_folded, "args") and its
 // calls per tool and category (calls_categories_folded, "categories") and
 // per category of the latest ingest with the misflagged among them
-// (calls_flags_folded, "flags"), and what they must be: calls_5m's merged states for the rollup's counts, and for
+// (calls_flags_folded, "flags") and its session keys per tool with their
+// rows (sessions_folded, "sessions"), and what they must be: calls_5m's merged states for the rollup's counts, and for
 // the raw ones the distinct calls among inserted and those whose latest
 // ingest is INVALID_ARGUMENT, the call ids inserted more than once, the
 // arguments of the calls whose latest ingest is INVALID_ARGUMENT, the
@@ -173,6 +174,23 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, c := range flags {
 		folded = append(folded, fmt.Sprintf("flags %d %s %s %s %s: %d %d %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Category, c.Calls, c.Misflagged, c.Failures))
 	}
+	var sessions []struct {
+		Hour    int64  `ch:"hour_s"`
+		Tenant  string `ch:"tenant_name"`
+		Server  string `ch:"server_name"`
+		Tool    string `ch:"tool_name"`
+		Session string `ch:"session_key"`
+		Calls   uint64 `ch:"calls"`
+	}
+	if err := e.DB.Select(context.Background(), &sessions, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name,
+		toString(server) AS server_name, toString(tool) AS tool_name, session_key, calls
+		FROM sessions_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
+			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range sessions {
+		folded = append(folded, fmt.Sprintf("sessions %d %s %s %s %s: %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Session, c.Calls))
+	}
 	// The calls per category: distinct call ids of the rows inserted; every
 	// hour with calls has the mark.
 	type catKey struct {
@@ -284,6 +302,18 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for k, n := range flagged {
 		want = append(want, fmt.Sprintf("%s: %d %d %d", k, n[0], n[1], n[2]))
 	}
+	// The session keys per tool and their rows inserted, every copy; the
+	// mark (calls 0) of every folded hour.
+	keyRows := map[string]int{}
+	for _, c := range inserted {
+		if hour := c.Time.Unix() / 3600 * 3600; hour >= lo && hour < hi {
+			keyRows[fmt.Sprintf("sessions %d    ", hour)] += 0
+			keyRows[fmt.Sprintf("sessions %d %s %s %s %s", hour, c.Tenant, c.Server, c.Tool, c.SessionKey)]++
+		}
+	}
+	for k, n := range keyRows {
+		want = append(want, fmt.Sprintf("%s: %d", k, n))
+	}
 	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
 		toUInt64(uniqExactMerge(calls)) AS calls_n, toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_n,
 		toUInt64(uniqExactMergeIf(calls, is_failure = 0)) AS ok_n, toUInt64(uniqExactMergeIf(calls, category = 'EMPTY_RESULT')) AS empty_n,
@@ -306,7 +336,7 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, q := range quiet {
 		if h := q.Unix(); h >= lo && h < hi {
 			want = append(want, fmt.Sprintf("copied %d 0", h), fmt.Sprintf("latest %d 0 0 0", h), fmt.Sprintf("args %d     =: 0", h),
-				fmt.Sprintf("categories %d    : 0", h), fmt.Sprintf("flags %d    : 0 0 1", h))
+				fmt.Sprintf("categories %d    : 0", h), fmt.Sprintf("flags %d    : 0 0 1", h), fmt.Sprintf("sessions %d    : 0", h))
 		}
 	}
 	slices.Sort(folded)
@@ -450,8 +480,8 @@ func TestRollupHoursFoldsEachSettledHourOnce(t *testing.T) {
 // listed their hour's copies or their latest ingests, or held its schema
 // violations, INVALID_ARGUMENT arguments or calls per category
 // (calls_copies_folded, calls_latest_folded, violations_folded,
-// violation_outcomes_folded, invalid_args_folded, calls_categories_folded or
-// calls_flags_folded emptied, as each is after the upgrade that
+// violation_outcomes_folded, invalid_args_folded, calls_categories_folded,
+// calls_flags_folded or sessions_folded emptied, as each is after the upgrade that
 // adds it), or before the flags fold counted failures (its rows without
 // them, as schema/042 leaves them), are made again at the same insert count by the next run, which then
 // lists them and deletes the older folds; a run after that folds nothing.
@@ -466,7 +496,7 @@ func TestRollupHoursFoldsAgainWhatListsNoCopies(t *testing.T) {
 		"INSERT INTO calls_flags_folded (hour, fold, tenant, server, tool, category, calls, misflagged) SELECT * FROM flags_before_042",
 		"DROP TABLE flags_before_042",
 	}
-	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "calls_categories_folded", "calls_flags_folded", "calls_flags_folded before 042"} {
+	for _, emptied := range []string{"calls_copies_folded", "calls_latest_folded", "violations_folded", "violation_outcomes_folded", "invalid_args_folded", "calls_categories_folded", "calls_flags_folded", "calls_flags_folded before 042", "sessions_folded"} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(e.Name+"/"+emptied, func(t *testing.T) {
 				e.StopMerges(t)
@@ -972,8 +1002,8 @@ func TestQuietRollupFoldsAreEmptyFolds(t *testing.T) {
 			if err := e.DB.Select(ctx, &tables, "SELECT name FROM system.tables WHERE database = currentDatabase() AND match(name, '_folded$') AND name NOT IN ('chains_folded', 'recalls_folded') AND engine NOT LIKE '%View' ORDER BY name"); err != nil {
 				t.Fatal(err)
 			}
-			if len(tables) < 9 {
-				t.Fatalf("fold tables %v; want the nine RollupHours writes", tables)
+			if len(tables) < 10 {
+				t.Fatalf("fold tables %v; want the ten RollupHours writes", tables)
 			}
 			for _, table := range tables {
 				a, b := foldRows(t, e, table.Name, hour, recorded), foldRows(t, e, table.Name, hour, fold)

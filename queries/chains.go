@@ -24,15 +24,28 @@ const foldBranch = "-- Fold branch:"
 // (BENCHMARKS.md, fifty-second and fifty-third rounds). It panics at
 // start-up unless query has the branch once.
 func withoutFold(file, query string) string {
-	i := strings.Index(query, foldBranch)
-	j := strings.Index(query[max(i, 0):], "UNION ALL\n")
-	if i < 0 || j < 0 || strings.Count(query, foldBranch) != 1 {
-		panic(fmt.Sprintf("queries: %s has no single branch from %q to UNION ALL", file, foldBranch))
+	return withoutFolds(file, query, 1)
+}
+
+// withoutFolds returns query without its n fold branches, each from the
+// start of its marker's line to the UNION ALL after it; it panics unless
+// query has n.
+func withoutFolds(file, query string, n int) string {
+	if c := strings.Count(query, foldBranch); c != n {
+		panic(fmt.Sprintf("queries: %s has %d branches from %q to UNION ALL, want %d", file, c, foldBranch, n))
 	}
-	end := i + j + len("UNION ALL\n")
-	// From the start of the marker's line.
-	i = strings.LastIndex(query[:i], "\n") + 1
-	return query[:i] + query[end:]
+	for range n {
+		i := strings.Index(query, foldBranch)
+		j := strings.Index(query[i:], "UNION ALL\n")
+		if j < 0 {
+			panic(fmt.Sprintf("queries: %s has no UNION ALL after %q", file, foldBranch))
+		}
+		end := i + j + len("UNION ALL\n")
+		// From the start of the marker's line.
+		i = strings.LastIndex(query[:i], "\n") + 1
+		query = query[:i] + query[end:]
+	}
+	return query
 }
 
 // foldForms are the two forms of a chain statement that reads the chain

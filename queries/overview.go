@@ -10,42 +10,49 @@ import (
 )
 
 // overviewForms are overview.sql as written (folded: the whole hours with
-// a current fold of their calls per category and failure from the fold,
-// the others from the raw calls) and without the fold (raw: every call of
-// the range from the raw calls; newFlagsFoldForms).
-var overviewForms = newFlagsFoldForms("overview.sql")
+// a current fold of their calls per category and failure and of their
+// session keys from the folds, the others from the raw calls) and without
+// the folds (raw: every call of the range from the raw calls;
+// newOverviewForms).
+var overviewForms = newOverviewForms("overview.sql")
 
-// flagsFoldLines are the lines of a statement's folded form that only set
-// the hours it reads from calls_flags_folded aside in its raw branches:
-// the subqueries of those hours (to the line that ends with their current
-// folds' set), their comment, and the bounds between which the raw calls
-// are not read.
-var flagsFoldLines = []struct {
+var overviewFoldHoursSQL = mustSQL("overview_fold_hours.sql")
+
+// overviewFoldLines are the lines of overview.sql's folded form that only
+// set the hours it reads from the folds aside in its raw branches: the
+// subqueries of those hours (sessions_folded's current marks, to the line
+// that ends with their current folds' set), their comment, and the bounds
+// between which the raw calls are not read.
+var overviewFoldLines = []struct {
 	re *regexp.Regexp
 	n  int
 }{
-	{regexp.MustCompile(`(?m)^[ \t]*(?:PREWHERE|AND) (?:toStartOfHour\(ts\)|hour) GLOBAL NOT IN \(\n[ \t]*SELECT hour\n[ \t]*FROM calls_flags_folded\n(?:.*\n)*?.*calls_5m_current_folds\)\)\n`), 3},
-	{regexp.MustCompile(`(?m)^[ \t]*-- not those of the hours counted from calls_flags_folded\n`), 1},
-	{regexp.MustCompile(`(?m)^[ \t]*AND \(ts < toDateTime\(@first_s, 'UTC'\) OR ts >= toDateTime\(@flags_bound_s, 'UTC'\)\)\n`), 3},
+	{regexp.MustCompile(`(?m)^[ \t]*(?:PREWHERE|AND) (?:toStartOfHour\(ts\)|hour) GLOBAL NOT IN \(\n[ \t]*SELECT hour\n[ \t]*FROM sessions_folded\n(?:.*\n)*?.*calls_5m_current_folds\)\)\n`), 3},
+	{regexp.MustCompile(`(?m)^[ \t]*-- not those of the hours counted from the folds\n`), 1},
+	{regexp.MustCompile(`(?m)^[ \t]*AND \(ts < toDateTime\(@first_s, 'UTC'\) OR ts >= toDateTime\(@flags_bound_s, 'UTC'\)\)\n`), 4},
 }
 
 // sqlComment is a comment line.
 var sqlComment = regexp.MustCompile(`(?m)^[ \t]*--.*$`)
 
-// newFlagsFoldForms makes the forms of file's statement; it panics at
-// start-up unless the statement has the fold's branch once and each of
-// flagsFoldLines as often as listed, and nothing else of the fold.
-func newFlagsFoldForms(file string) foldForms {
+// newOverviewForms makes the forms of file's statement; it panics at
+// start-up unless the statement has two fold branches (the counts' and the
+// session keys') and each of overviewFoldLines as often as listed, and
+// nothing else of the folds.
+func newOverviewForms(file string) foldForms {
 	q := mustSQL(file)
-	raw := withoutFold(file, q)
-	for _, l := range flagsFoldLines {
+	raw := withoutFolds(file, q, 2)
+	for _, l := range overviewFoldLines {
 		if n := len(l.re.FindAllStringIndex(raw, -1)); n != l.n {
 			panic(fmt.Sprintf("queries: %s has %d blocks matching %q, want %d", file, n, l.re, l.n))
 		}
 		raw = l.re.ReplaceAllString(raw, "")
 	}
-	if code := sqlComment.ReplaceAllString(raw, ""); strings.Contains(code, "calls_flags_folded") || strings.Contains(code, "@flags_bound_s") {
-		panic(fmt.Sprintf("queries: %s reads the flags fold outside its fold branch and the lines that set its hours aside", file))
+	code := sqlComment.ReplaceAllString(raw, "")
+	for _, fold := range []string{"calls_flags_folded", "sessions_folded", "@flags_bound_s"} {
+		if strings.Contains(code, fold) {
+			panic(fmt.Sprintf("queries: %s reads %s outside its fold branches and the lines that set their hours aside", file, fold))
+		}
 	}
 	return foldForms{folded: q, raw: raw}
 }
@@ -100,7 +107,7 @@ type overviewRow struct {
 // as Misclassifications' misflagged rows: flagsArgs). A call ingested more
 // than once counts once, as its latest ingest.
 func Overview(ctx context.Context, db DB, f Filter, limit int) (Totals, []ToolFailures, error) {
-	args, skipsDay, err := flagsArgs(ctx, db, f)
+	args, skipsDay, err := boundArgs(ctx, db, f, overviewFoldHoursSQL)
 	if err != nil {
 		return Totals{}, nil, fmt.Errorf("overview: %w", err)
 	}

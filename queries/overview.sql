@@ -10,11 +10,13 @@
 -- FINAL would keep). The hours that lie whole in [from, to) and that the
 -- retention job has folded come from their counts per category of the
 -- latest ingest (compact.RollupHours, schema/030_calls_flags_folded.sql
--- and 042: a current fold whose mark, calls 0, has failures 1, the same
--- calls counted the same way, as misflagged.sql reads them); a call belongs
--- to one hour, so the counts add up. Over 7 days of 10M calls the counts
--- and their copies took 18.16 0.77 s of the query's 1.15 s (BENCHMARKS.md,
--- fifty-fifth round). The other hours are counted from the raw rows,
+-- and 042, the same calls counted the same way, as misflagged.sql reads
+-- them); a call belongs to one hour, so the counts add up. Over 7 days of
+-- 10M calls the counts and their copies took 18.16 0.77 s of the query's
+-- 1.15 s (BENCHMARKS.md, fifty-fifth round). Those hours are the ones
+-- whose current fold holds sessions_folded's mark (043, calls 0): such a
+-- fold was made since 043, so its flags rows count failures
+-- (overview_fold_hours.sql). The other hours are counted from the raw rows,
 -- without FINAL: every row is counted, minus the copies that a later
 -- ingest of the same call replaced. Those stale copies are found among the
 -- rows whose call_id occurs more than once, grouped by the sort key
@@ -31,17 +33,21 @@
 -- read only from the granules that hold a copy (half the bytes with 1 % of
 -- the calls copied, none without copies). The raw calls are read before
 -- @first_s, the range's first whole hour, and from @flags_bound_s on, the
--- first whole hour without such a fold (flags_fold_hours.sql, asked first
+-- first whole hour without such a fold (overview_fold_hours.sql, asked first
 -- over more than two UTC days; else @first_s), constants, so that the
 -- server skips the days in between; the folded hours after the bound are
 -- set aside on their time.
 -- GLOBAL IN builds the set once: with IN inside a subquery, 18.16 ran the
 -- set's query again for each level.
--- The distinct session keys of the range come from the raw calls (a count
--- of distinct keys does not add up over hours). Copies share tool and
--- session key, so the tools and the distinct session keys need no
--- correction. Relies on the daily partitions for the time filter and on
--- the (tenant, server, tool) prefix of the sort key for the filters.
+-- The distinct session keys of the range: a count of distinct keys does
+-- not add up over hours, but the keys do. The same folded hours' keys come
+-- from their fold (sessions_folded: once per tenant, server, tool and
+-- hour), the others' from the raw calls; over 7 days of 10M calls the raw
+-- keys took 18.16 0.38 s of the query's 0.56 s (BENCHMARKS.md, fifty-fifth
+-- round). Copies share tool and session key, so the tools and the distinct
+-- session keys need no correction. Relies on the daily partitions for the
+-- time filter and on the (tenant, server, tool) prefix of the sort key for
+-- the filters.
 SELECT
   part,
   tool_name,
@@ -51,9 +57,10 @@ SELECT
   toUInt64(sum(mf)) AS misflagged_n,
   toUInt64(sum(sessions)) AS sessions_n
 FROM (
-  -- Fold branch: the whole hours that have a current fold with failures
-  -- (Overview leaves it out, with the conditions that set those hours
-  -- aside, when the bound lets the server skip no day: overviewForms).
+  -- Fold branch: the whole hours that have a current fold with the
+  -- session keys (Overview leaves it out, with the conditions that set
+  -- those hours aside, when the bound lets the server skip no day:
+  -- overviewForms).
   SELECT
     toUInt8(0) AS part,
     CAST(tool AS String) AS tool_name,
@@ -65,8 +72,8 @@ FROM (
   FROM calls_flags_folded
   PREWHERE (hour, fold) GLOBAL IN (
       SELECT hour, fold
-      FROM calls_flags_folded
-      WHERE calls = 0 AND failures = 1
+      FROM sessions_folded
+      WHERE calls = 0
         AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
         AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
         AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
@@ -88,8 +95,8 @@ FROM (
   FROM calls
   PREWHERE toStartOfHour(ts) GLOBAL NOT IN (
       SELECT hour
-      FROM calls_flags_folded
-      WHERE calls = 0 AND failures = 1
+      FROM sessions_folded
+      WHERE calls = 0
         AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
         AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
         AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
@@ -102,14 +109,37 @@ FROM (
     AND (@tool = '' OR tool = @tool)
   GROUP BY tool
   UNION ALL
-  SELECT toUInt8(1), '', toInt64(0), toInt64(0), toInt64(0), toInt64(0), toInt64(uniqExact(session_key))
-  FROM calls
-  WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
-    AND ts_ms >= @from_ms AND ts_ms < @to_ms
-    AND (@tenant = '' OR tenant = @tenant)
-    AND (@all_tenants = 1 OR has(@tenants, tenant))
-    AND (@server = '' OR server = @server)
-    AND (@tool = '' OR tool = @tool)
+  SELECT toUInt8(1), '', toInt64(0), toInt64(0), toInt64(0), toInt64(0), toInt64(uniqExact(key_))
+  FROM (
+    -- Fold branch: the session keys of the same hours, once per tool and
+    -- hour (Overview leaves it out with the other).
+    SELECT session_key AS key_
+    FROM sessions_folded
+    PREWHERE (hour, fold) GLOBAL IN (
+        SELECT hour, fold
+        FROM sessions_folded
+        WHERE calls = 0
+          AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+          AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
+          AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
+    WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
+      AND calls > 0
+      AND (@tenant = '' OR tenant = @tenant)
+      AND (@all_tenants = 1 OR has(@tenants, tenant))
+      AND (@server = '' OR server = @server)
+      AND (@tool = '' OR tool = @tool)
+    UNION ALL
+    -- A key read twice counts once: the folded hours after the bound are
+    -- not set aside.
+    SELECT session_key AS key_
+    FROM calls
+    WHERE ts >= toDateTime(@from_s, 'UTC') AND ts <= toDateTime(@to_s, 'UTC')
+      AND ts_ms >= @from_ms AND ts_ms < @to_ms
+      AND (ts < toDateTime(@first_s, 'UTC') OR ts >= toDateTime(@flags_bound_s, 'UTC'))
+      AND (@tenant = '' OR tenant = @tenant)
+      AND (@all_tenants = 1 OR has(@tenants, tenant))
+      AND (@server = '' OR server = @server)
+      AND (@tool = '' OR tool = @tool))
   UNION ALL
   SELECT toUInt8(0), tool_name, toInt64(-1), -toInt64(s.2), -toInt64(s.3 = 'EMPTY_RESULT'), -toInt64(s.4), toInt64(0)
   FROM (
@@ -122,11 +152,11 @@ FROM (
       FROM calls_copies_folded
       WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
         AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds WHERE hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC'))
-        -- not those of the hours counted from calls_flags_folded
+        -- not those of the hours counted from the folds
         AND hour GLOBAL NOT IN (
           SELECT hour
-          FROM calls_flags_folded
-          WHERE calls = 0 AND failures = 1
+          FROM sessions_folded
+          WHERE calls = 0
             AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
             AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
             AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))
@@ -151,8 +181,8 @@ FROM (
       AND (ts < toDateTime(@first_s, 'UTC') OR ts >= toDateTime(@flags_bound_s, 'UTC'))
       AND toStartOfHour(ts) GLOBAL NOT IN (
         SELECT hour
-        FROM calls_flags_folded
-        WHERE calls = 0 AND failures = 1
+        FROM sessions_folded
+        WHERE calls = 0
           AND hour >= toStartOfHour(toDateTime(@from_s, 'UTC')) AND hour <= toDateTime(@to_s, 'UTC')
           AND toInt64(toUInt32(hour)) * 1000 >= @from_ms AND (toInt64(toUInt32(hour)) + 3600) * 1000 <= @to_ms
           AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds))

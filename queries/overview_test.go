@@ -111,11 +111,13 @@ func refOverview(calls []pipeline.Call, f queries.Filter, limit int) (queries.To
 // count, the EMPTY_RESULT and misflagged ones included), over filters, an
 // allow-list and limits that cut the list: from the raw calls, then with
 // the hours folded (compact.RollupHours), where the ranges over three UTC
-// days read the folded hours from calls_flags_folded, after a late
-// reclassification into a folded hour (read raw until it is folded again),
-// with folds made before their rows counted failures (read raw), and
-// folded again. Last, the fold's rows doubled must change the ranges over
-// three days and no other (the ranges within two days read the raw form).
+// days read the folded hours from calls_flags_folded and sessions_folded,
+// after a late reclassification into a folded hour (read raw until it is
+// folded again), with folds made before their rows counted failures and
+// before the session keys were folded (read raw), and folded again. Last,
+// the flags fold's rows doubled must change the ranges over three days and
+// no other (the ranges within two days read the raw form), and so must the
+// folded session keys made one.
 func TestOverviewMatchesReference(t *testing.T) {
 	ctx := context.Background()
 	calls, replays := genTraffic(20261201, 2000, t0, 3*time.Hour)
@@ -213,26 +215,65 @@ func TestOverviewMatchesReference(t *testing.T) {
 			fold()
 			check("folded again")
 			// The folds of t0's day as schema/042 left them: rows and marks
-			// without failures, which the overview must not read (the
-			// earlier hours' folds let it skip 11-28 and read the fold).
+			// without failures, and no session keys (043 came later), which
+			// the overview must not read (the earlier hours' folds let it
+			// skip 11-28 and read the fold).
+			day := t0.Truncate(24 * time.Hour).Unix()
+			withoutSessions := []string{
+				`CREATE TABLE sessions_before_043 ENGINE = Memory AS SELECT hour, fold, CAST(tenant AS String) AS tenant, CAST(server AS String) AS server,
+				CAST(tool AS String) AS tool, session_key, calls FROM sessions_folded`,
+				"TRUNCATE TABLE sessions_folded",
+				fmt.Sprintf(`INSERT INTO sessions_folded (hour, fold, tenant, server, tool, session_key, calls)
+				SELECT hour, fold, tenant, server, tool, session_key, calls FROM sessions_before_043 WHERE toUInt32(hour) < %d`, day),
+				"DROP TABLE sessions_before_043",
+			}
 			exec(`CREATE TABLE flags_before_042 ENGINE = Memory AS SELECT hour, fold, CAST(tenant AS String) AS tenant, CAST(server AS String) AS server,
 				CAST(tool AS String) AS tool, CAST(category AS String) AS category, calls, misflagged, failures FROM calls_flags_folded`,
 				"TRUNCATE TABLE calls_flags_folded",
 				fmt.Sprintf(`INSERT INTO calls_flags_folded (hour, fold, tenant, server, tool, category, calls, misflagged, failures)
-				SELECT hour, fold, tenant, server, tool, category, calls, misflagged, if(toUInt32(hour) >= %d, toUInt64(0), failures) FROM flags_before_042`, t0.Truncate(24*time.Hour).Unix()),
+				SELECT hour, fold, tenant, server, tool, category, calls, misflagged, if(toUInt32(hour) >= %d, toUInt64(0), failures) FROM flags_before_042`, day),
 				"DROP TABLE flags_before_042")
+			exec(withoutSessions...)
 			check("folds before 042")
 			fold()
-			before := check("refolded")
-			exec("INSERT INTO calls_flags_folded SELECT * FROM calls_flags_folded WHERE calls > 0")
-			for i, c := range slices.Concat(cases, wide) {
-				totals, top, err := queries.Overview(ctx, e.DB, c.f, c.limit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				changed := !reflect.DeepEqual(answer{totals, top}, before[name(c)])
-				if isWide := i >= len(cases); changed != isWide {
-					t.Errorf("%s: changed %v when the flags fold's rows were doubled, want %v (the fold read over three UTC days only)", name(c), changed, isWide)
+			check("refolded")
+			// The folds of t0's day as schema/043 left them: the session
+			// keys missing, the counts with their failures.
+			exec(withoutSessions...)
+			check("folds before 043")
+			fold()
+			before := check("refolded again")
+			// Which form each range ran: the folds' rows are read over three
+			// UTC days only. With the flags fold's rows doubled the counts
+			// change, with the folded session keys made one the sessions.
+			for _, alter := range []struct {
+				what     string
+				sessions bool // compare the sessions only
+				stmts    []string
+			}{
+				{"the flags fold's rows were doubled", false, []string{"INSERT INTO calls_flags_folded SELECT * FROM calls_flags_folded WHERE calls > 0"}},
+				{"the folded session keys were made one", true, []string{
+					`CREATE TABLE sessions_one ENGINE = Memory AS SELECT hour, fold, CAST(tenant AS String) AS tenant, CAST(server AS String) AS server,
+					CAST(tool AS String) AS tool, if(calls > 0, 'one', session_key) AS session_key, calls FROM sessions_folded`,
+					"TRUNCATE TABLE sessions_folded",
+					"INSERT INTO sessions_folded (hour, fold, tenant, server, tool, session_key, calls) SELECT * FROM sessions_one",
+					"DROP TABLE sessions_one"}},
+			} {
+				exec(alter.stmts...)
+				for i, c := range slices.Concat(cases, wide) {
+					totals, top, err := queries.Overview(ctx, e.DB, c.f, c.limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b := before[name(c)]
+					changed := !reflect.DeepEqual(answer{totals, top}, b)
+					if alter.sessions {
+						changed = totals.Sessions != b.totals.Sessions
+					}
+					if isWide := i >= len(cases); changed != isWide {
+						t.Errorf("%s: changed %v when %s, want %v (the folds read over three UTC days only)", name(c), changed, alter.what, isWide)
+					}
+					before[name(c)] = answer{totals, top}
 				}
 			}
 		})

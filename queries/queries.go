@@ -38,16 +38,18 @@ type DB interface {
 
 // ReadsNoTenantData reports whether query is the text of one of this
 // package's queries that read no tenant's rows: the lists of folded hours,
-// chain_fold_hours.sql (the current chain folds' hours) and
-// flags_fold_hours.sql (the hours of calls_flags_folded's marks). A caller
+// chain_fold_hours.sql (the current chain folds' hours),
+// flags_fold_hours.sql (the hours of calls_flags_folded's marks) and
+// overview_fold_hours.sql (those of sessions_folded's). A caller
 // restricted to some tenants may run them unscoped (api/auth.go refuses any
 // other query without @tenants).
 func ReadsNoTenantData(query string) bool {
-	return query == chainFoldHoursSQL || query == flagsFoldHoursSQL
+	return query == chainFoldHoursSQL || query == flagsFoldHoursSQL || query == overviewFoldHoursSQL
 }
 
 // foldedUntil returns the start of the first hour from first (an hour's
-// start) that query (chain_fold_hours.sql, flags_fold_hours.sql: the folded
+// start) that query (chain_fold_hours.sql, flags_fold_hours.sql,
+// overview_fold_hours.sql: the folded
 // hours in [from_hour_s, to_hour_s), ascending) does not list, or end when
 // it lists every hour before end.
 func foldedUntil(ctx context.Context, db DB, query string, first, end int64) (int64, error) {

@@ -135,8 +135,9 @@ func TestStatementForms(t *testing.T) {
 	}
 }
 
-// TestOverviewForms: the overview's raw form reads neither the flags fold
-// nor its bound, and keeps every raw branch; the folded form reads both.
+// TestOverviewForms: the overview's raw form reads neither fold nor their
+// bound, and keeps every raw branch; the folded form reads both folds and
+// the bound.
 func TestOverviewForms(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -144,17 +145,17 @@ func TestOverviewForms(t *testing.T) {
 		folded bool
 		unions int
 	}{
-		{"folded", overviewForms.statement(true), true, 4},
+		{"folded", overviewForms.statement(true), true, 5},
 		{"raw", overviewForms.statement(false), false, 3},
 	} {
 		code := sqlComment.ReplaceAllString(c.sql, "")
-		for _, s := range []string{"calls_flags_folded", "@first_s", "@flags_bound_s", "failures = 1"} {
+		for _, s := range []string{"calls_flags_folded", "sessions_folded", "@first_s", "@flags_bound_s"} {
 			if strings.Contains(code, s) != c.folded {
 				t.Errorf("%s form: reads %s %v, want %v", c.name, s, !c.folded, c.folded)
 			}
 		}
-		if n := strings.Count(code, "UNION ALL"); n != c.unions || !strings.Contains(code, "uniqExact(session_key)") || !strings.Contains(code, "calls_copies_folded") {
-			t.Errorf("%s form: %d UNION ALL (want %d), or without the session keys or the copies' lookup:\n%s", c.name, n, c.unions, code)
+		if n := strings.Count(code, "UNION ALL"); n != c.unions || !strings.Contains(code, "uniqExact(key_)") || !strings.Contains(code, "SELECT session_key AS key_\n    FROM calls\n") || !strings.Contains(code, "calls_copies_folded") {
+			t.Errorf("%s form: %d UNION ALL (want %d), or without the raw session keys or the copies' lookup:\n%s", c.name, n, c.unions, code)
 		}
 	}
 }

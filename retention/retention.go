@@ -108,6 +108,7 @@ var tables = []table{
 	{"invalid_args_folded", "hour", false},
 	{"calls_categories_folded", "hour", true},
 	{"calls_flags_folded", "hour", false},
+	{"sessions_folded", "hour", false},
 	{"chains_folded", "hour", false},
 	{"chain_folds", "hour", false},
 	{"recalls_folded", "hour", false},

@@ -72,11 +72,11 @@ func TestRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 			if e.Modern() {
-				if res.Mode != "ttl" || len(res.Changed) != 19 || !slices.Contains(res.Changed, "invalid_args_folded: TTL hour + 30 days") ||
+				if res.Mode != "ttl" || len(res.Changed) != 20 || !slices.Contains(res.Changed, "invalid_args_folded: TTL hour + 30 days") ||
 					!slices.Contains(res.Changed, "chains_folded: TTL hour + 30 days") || !slices.Contains(res.Changed, "chain_folds: TTL hour + 30 days") ||
-					!slices.Contains(res.Changed, "recalls_folded: TTL hour + 30 days") ||
+					!slices.Contains(res.Changed, "recalls_folded: TTL hour + 30 days") || !slices.Contains(res.Changed, "sessions_folded: TTL hour + 30 days") ||
 					!slices.Contains(res.Changed, "calls_categories_folded: TTL hour + 35 days") {
-					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 19 tables, the folds of the raw calls' hours kept as long as they, those of the rollups' as long as the rollups", res.Mode, res.Changed)
+					t.Fatalf("modern engine: mode %s, changes %v; want a TTL on 20 tables, the folds of the raw calls' hours kept as long as they, those of the rollups' as long as the rollups", res.Mode, res.Changed)
 				}
 				var ddl []struct {
 					S string `ch:"s"`
