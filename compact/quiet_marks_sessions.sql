@@ -4,6 +4,6 @@
 -- of folding each, before it records their folds
 -- (record_quiet_rollup_folds.sql); TestQuietRollupFoldsAreEmptyFolds holds
 -- the two to the same rows.
-INSERT INTO sessions_folded (hour, fold, tenant, server, tool, session_key, calls)
-SELECT toDateTime(h, 'UTC'), toUInt64(@fold), '', '', '', '', toUInt64(0)
+INSERT INTO sessions_folded (hour, fold, tenant, server, session_key, tools, calls)
+SELECT toDateTime(h, 'UTC'), toUInt64(@fold), '', '', '', emptyArrayString(), toUInt64(0)
 FROM (SELECT arrayJoin(@hour_list) AS h)

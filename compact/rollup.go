@@ -142,7 +142,7 @@ type RollupResult struct {
 // instead of merging their states, and its calls per category of their
 // latest ingest with the misflagged among them (calls_flags_folded, 030),
 // which the API's misflagged rows and the overview add up instead of
-// counting every call of the range, and its session keys per tool
+// counting every call of the range, and its session keys with their tools
 // (sessions_folded, 043), whose union the overview counts instead of the
 // distinct keys of every call. An hour is folded when calls
 // or violations brought rows to it since the migration that counts them

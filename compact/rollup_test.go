@@ -47,7 +47,7 @@ func mixedCalls(day time.Time, n int, first uint64, ingestedMs int64) []pipeline
 // calls per session and argument (invalid_args_folded, "args") and its
 // calls per tool and category (calls_categories_folded, "categories") and
 // per category of the latest ingest with the misflagged among them
-// (calls_flags_folded, "flags") and its session keys per tool with their
+// (calls_flags_folded, "flags") and its session keys with their tools and
 // rows (sessions_folded, "sessions"), and what they must be: calls_5m's merged states for the rollup's counts, and for
 // the raw ones the distinct calls among inserted and those whose latest
 // ingest is INVALID_ARGUMENT, the call ids inserted more than once, the
@@ -175,21 +175,21 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 		folded = append(folded, fmt.Sprintf("flags %d %s %s %s %s: %d %d %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Category, c.Calls, c.Misflagged, c.Failures))
 	}
 	var sessions []struct {
-		Hour    int64  `ch:"hour_s"`
-		Tenant  string `ch:"tenant_name"`
-		Server  string `ch:"server_name"`
-		Tool    string `ch:"tool_name"`
-		Session string `ch:"session_key"`
-		Calls   uint64 `ch:"calls"`
+		Hour    int64    `ch:"hour_s"`
+		Tenant  string   `ch:"tenant_name"`
+		Server  string   `ch:"server_name"`
+		Session string   `ch:"session_key"`
+		Tools   []string `ch:"tools"`
+		Calls   uint64   `ch:"calls"`
 	}
 	if err := e.DB.Select(context.Background(), &sessions, fmt.Sprintf(`SELECT toInt64(toUInt32(hour)) AS hour_s, toString(tenant) AS tenant_name,
-		toString(server) AS server_name, toString(tool) AS tool_name, session_key, calls
+		toString(server) AS server_name, session_key, tools, calls
 		FROM sessions_folded WHERE (hour, fold) IN (SELECT hour, fold FROM calls_5m_current_folds)
 			AND toUInt32(hour) >= %d AND toUInt32(hour) < %d`, lo, hi)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range sessions {
-		folded = append(folded, fmt.Sprintf("sessions %d %s %s %s %s: %d", c.Hour, c.Tenant, c.Server, c.Tool, c.Session, c.Calls))
+		folded = append(folded, fmt.Sprintf("sessions %d %s %s %s %v: %d", c.Hour, c.Tenant, c.Server, c.Session, c.Tools, c.Calls))
 	}
 	// The calls per category: distinct call ids of the rows inserted; every
 	// hour with calls has the mark.
@@ -302,17 +302,26 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for k, n := range flagged {
 		want = append(want, fmt.Sprintf("%s: %d %d %d", k, n[0], n[1], n[2]))
 	}
-	// The session keys per tool and their rows inserted, every copy; the
-	// mark (calls 0) of every folded hour.
-	keyRows := map[string]int{}
+	// The session keys with the tools they called, sorted, and their rows
+	// inserted, every copy; the mark (calls 0) of every folded hour.
+	type sessionKey struct {
+		hour                    int64
+		tenant, server, session string
+	}
+	keyRows, keyTools := map[sessionKey]int{}, map[sessionKey][]string{}
 	for _, c := range inserted {
 		if hour := c.Time.Unix() / 3600 * 3600; hour >= lo && hour < hi {
-			keyRows[fmt.Sprintf("sessions %d    ", hour)] += 0
-			keyRows[fmt.Sprintf("sessions %d %s %s %s %s", hour, c.Tenant, c.Server, c.Tool, c.SessionKey)]++
+			keyRows[sessionKey{hour: hour}] += 0
+			k := sessionKey{hour, c.Tenant, c.Server, c.SessionKey}
+			keyRows[k]++
+			if !slices.Contains(keyTools[k], c.Tool) {
+				keyTools[k] = append(keyTools[k], c.Tool)
+			}
 		}
 	}
 	for k, n := range keyRows {
-		want = append(want, fmt.Sprintf("%s: %d", k, n))
+		slices.Sort(keyTools[k])
+		want = append(want, fmt.Sprintf("sessions %d %s %s %s %v: %d", k.hour, k.tenant, k.server, k.session, keyTools[k], n))
 	}
 	for _, c := range read(fmt.Sprintf(`SELECT toString(tenant) AS tenant_name, toString(tool) AS tool_name, toInt64(toUInt32(bucket)) AS bucket_s,
 		toUInt64(uniqExactMerge(calls)) AS calls_n, toUInt64(uniqExactMergeIf(calls, category = 'INVALID_ARGUMENT')) AS invalid_n,
@@ -336,7 +345,7 @@ func foldedCells(t *testing.T, e *chtest.Engine, day time.Time, inserted []pipel
 	for _, q := range quiet {
 		if h := q.Unix(); h >= lo && h < hi {
 			want = append(want, fmt.Sprintf("copied %d 0", h), fmt.Sprintf("latest %d 0 0 0", h), fmt.Sprintf("args %d     =: 0", h),
-				fmt.Sprintf("categories %d    : 0", h), fmt.Sprintf("flags %d    : 0 0 1", h), fmt.Sprintf("sessions %d    : 0", h))
+				fmt.Sprintf("categories %d    : 0", h), fmt.Sprintf("flags %d    : 0 0 1", h), fmt.Sprintf("sessions %d    []: 0", h))
 		}
 	}
 	slices.Sort(folded)

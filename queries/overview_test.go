@@ -221,10 +221,10 @@ func TestOverviewMatchesReference(t *testing.T) {
 			day := t0.Truncate(24 * time.Hour).Unix()
 			withoutSessions := []string{
 				`CREATE TABLE sessions_before_043 ENGINE = Memory AS SELECT hour, fold, CAST(tenant AS String) AS tenant, CAST(server AS String) AS server,
-				CAST(tool AS String) AS tool, session_key, calls FROM sessions_folded`,
+				session_key, tools, calls FROM sessions_folded`,
 				"TRUNCATE TABLE sessions_folded",
-				fmt.Sprintf(`INSERT INTO sessions_folded (hour, fold, tenant, server, tool, session_key, calls)
-				SELECT hour, fold, tenant, server, tool, session_key, calls FROM sessions_before_043 WHERE toUInt32(hour) < %d`, day),
+				fmt.Sprintf(`INSERT INTO sessions_folded (hour, fold, tenant, server, session_key, tools, calls)
+				SELECT hour, fold, tenant, server, session_key, tools, calls FROM sessions_before_043 WHERE toUInt32(hour) < %d`, day),
 				"DROP TABLE sessions_before_043",
 			}
 			exec(`CREATE TABLE flags_before_042 ENGINE = Memory AS SELECT hour, fold, CAST(tenant AS String) AS tenant, CAST(server AS String) AS server,
@@ -254,9 +254,9 @@ func TestOverviewMatchesReference(t *testing.T) {
 				{"the flags fold's rows were doubled", false, []string{"INSERT INTO calls_flags_folded SELECT * FROM calls_flags_folded WHERE calls > 0"}},
 				{"the folded session keys were made one", true, []string{
 					`CREATE TABLE sessions_one ENGINE = Memory AS SELECT hour, fold, CAST(tenant AS String) AS tenant, CAST(server AS String) AS server,
-					CAST(tool AS String) AS tool, if(calls > 0, 'one', session_key) AS session_key, calls FROM sessions_folded`,
+					if(calls > 0, 'one', session_key) AS session_key, tools, calls FROM sessions_folded`,
 					"TRUNCATE TABLE sessions_folded",
-					"INSERT INTO sessions_folded (hour, fold, tenant, server, tool, session_key, calls) SELECT * FROM sessions_one",
+					"INSERT INTO sessions_folded (hour, fold, tenant, server, session_key, tools, calls) SELECT * FROM sessions_one",
 					"DROP TABLE sessions_one"}},
 			} {
 				exec(alter.stmts...)
