@@ -603,7 +603,8 @@ func TestRollupHoursCutShortIsNeverRead(t *testing.T) {
 		{6, "fold INVALID_ARGUMENT arguments of hour "},
 		{7, "fold calls per category of hour "},
 		{8, "fold calls per category and flag of hour "},
-		{9, "record rollup fold of "},
+		{9, "fold session keys of hour "},
+		{10, "record rollup fold of "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {
@@ -1088,8 +1089,8 @@ func TestQuietRollupFoldsCutShortAreNeverRead(t *testing.T) {
 	first, last := day.Add(time.Hour), day.Add(5*time.Hour)
 	quiet := []time.Time{day.Add(2 * time.Hour), day.Add(3 * time.Hour), day.Add(4 * time.Hour)}
 	// Before the marks: the quiet hours' counts (1) and the two busy
-	// hours' folds (nine statements and a record each).
-	const before = 1 + 2*10
+	// hours' folds (ten statements and a record each).
+	const before = 1 + 2*11
 	for _, cut := range []struct {
 		execs int    // statements that succeed
 		step  string // the error names the step cut
@@ -1097,7 +1098,8 @@ func TestQuietRollupFoldsCutShortAreNeverRead(t *testing.T) {
 		{before, "mark 3 quiet hours as empty (list copied calls of hour): "},
 		{before + 3, "mark 3 quiet hours as empty (fold schema violation outcomes of hour): "},
 		{before + 6, "mark 3 quiet hours as empty (fold calls per category and flag of hour): "},
-		{before + 7, "record the empty folds of 3 quiet hours: "},
+		{before + 7, "mark 3 quiet hours as empty (fold session keys of hour): "},
+		{before + 8, "record the empty folds of 3 quiet hours: "},
 	} {
 		for _, e := range chtest.Engines(t) {
 			t.Run(fmt.Sprintf("%s/after%d", e.Name, cut.execs), func(t *testing.T) {

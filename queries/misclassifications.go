@@ -114,7 +114,7 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 			return db.Select(ctx, &rows, misclassificationsForms.statement(folded), append(args, more...)...)
 		},
 		func(ctx context.Context) error {
-			args, _, err := flagsArgs(ctx, db, f)
+			args, _, err := boundArgs(ctx, db, f, flagsFoldHoursSQL)
 			if err != nil {
 				return fmt.Errorf("misflagged: %w", err)
 			}
@@ -143,12 +143,6 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 		rows[i].Evidence = rows[i].evidence()
 	}
 	return rows, nil
-}
-
-// flagsArgs binds the parameters of misflagged.sql: boundArgs with the
-// hours of calls_flags_folded's current marks (flags_fold_hours.sql).
-func flagsArgs(ctx context.Context, db DB, f Filter) (args []any, skipsDay bool, err error) {
-	return boundArgs(ctx, db, f, flagsFoldHoursSQL)
 }
 
 // boundArgs binds the parameters of misflagged.sql and overview.sql: the

@@ -58,7 +58,7 @@ func newOverviewForms(file string) foldForms {
 }
 
 // skipsADay reports whether the raw calls before first and from bound on
-// (flagsArgs) leave out a whole UTC day, which the server then does not
+// (boundArgs) leave out a whole UTC day, which the server then does not
 // read: only then does reading the folded hours from their fold pay for
 // the sets that put them aside. Within a day's partition the calls of the
 // folded hours lie in the same granules as the others (the sort key does
@@ -104,8 +104,9 @@ type overviewRow struct {
 // Overview returns the range's totals and at most limit (at least 1) of
 // the tools with failures, most failures first, ties by name, from one
 // query (after the lookup of its folded hours over more than two UTC days,
-// as Misclassifications' misflagged rows: flagsArgs). A call ingested more
-// than once counts once, as its latest ingest.
+// overview_fold_hours.sql, as Misclassifications' misflagged rows look up
+// theirs: boundArgs). A call ingested more than once counts once, as its
+// latest ingest.
 func Overview(ctx context.Context, db DB, f Filter, limit int) (Totals, []ToolFailures, error) {
 	args, skipsDay, err := boundArgs(ctx, db, f, overviewFoldHoursSQL)
 	if err != nil {
