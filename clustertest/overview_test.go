@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,13 +17,15 @@ import (
 )
 
 // TestOverviewOverDaysOnCluster: over ranges that skip a UTC day the
-// overview adds the folded hours up from calls_flags_folded (the folded
-// form of queries/overview.sql, its fold branch and the sets that put those
-// hours aside in its raw branches, through the Distributed tables) and
-// answers on the cluster as on one server. Calls two days before the rest
-// make the hours between quiet hours that the job folds, so that the
-// ranges' middle day is skipped; the fold's rows doubled afterwards must
-// change both answers alike (both read the fold).
+// overview adds the folded hours up from calls_flags_folded and counts
+// their session keys from sessions_folded (the folded form of
+// queries/overview.sql, its fold branches and the sets that put those hours
+// aside in its raw branches, through the Distributed tables) and answers
+// on the cluster as on one server. Calls two days before the rest make the
+// hours between quiet hours that the job folds, so that the ranges' middle
+// day is skipped; the flags fold's rows doubled afterwards, and then a
+// second key added for each folded session key, must change both answers
+// alike (both read the folds).
 func TestOverviewOverDaysOnCluster(t *testing.T) {
 	ctx := context.Background()
 	clustered, one := databases(t)
@@ -50,11 +53,16 @@ func TestOverviewOverDaysOnCluster(t *testing.T) {
 	// Every hour from the first whole one of the ranges to t0's has a
 	// current fold whose mark counts failures, on both.
 	from, to := t0.Add(-49*time.Hour).Truncate(time.Hour).Add(time.Hour), t0.Truncate(time.Hour)
-	marks := fmt.Sprintf(`calls_flags_folded WHERE calls = 0 AND failures = 1 AND toUInt32(hour) >= %d AND toUInt32(hour) < %d
-		AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)`, from.Unix(), to.Unix())
-	for i, conn := range both {
-		if n, want := localCount(t, conn, marks), uint64(to.Sub(from)/time.Hour); n != want {
-			t.Fatalf("%d current flags folds from %s to %s on %s, want %d", n, from, to, []string{"the cluster", "the single server"}[i], want)
+	for _, marks := range []string{
+		fmt.Sprintf(`calls_flags_folded WHERE calls = 0 AND failures = 1 AND toUInt32(hour) >= %d AND toUInt32(hour) < %d
+		AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)`, from.Unix(), to.Unix()),
+		fmt.Sprintf(`sessions_folded WHERE calls = 0 AND toUInt32(hour) >= %d AND toUInt32(hour) < %d
+		AND (hour, fold) GLOBAL IN (SELECT hour, fold FROM calls_5m_current_folds)`, from.Unix(), to.Unix()),
+	} {
+		for i, conn := range both {
+			if n, want := localCount(t, conn, marks), uint64(to.Sub(from)/time.Hour); n != want {
+				t.Fatalf("%d current folds' marks in %s from %s to %s on %s, want %d", n, marks[:strings.Index(marks, " ")], from, to, []string{"the cluster", "the single server"}[i], want)
+			}
 		}
 	}
 	h := func(d time.Duration) time.Time { return t0.Add(d) }
@@ -85,17 +93,31 @@ func TestOverviewOverDaysOnCluster(t *testing.T) {
 		}
 		before[i] = want
 	}
-	for _, conn := range both {
-		if err := conn.Exec(ctx, "INSERT INTO calls_flags_folded SELECT * FROM calls_flags_folded WHERE calls > 0"); err != nil {
-			t.Fatal(err)
+	for _, alter := range []struct {
+		what, stmt string
+		sessions   bool // compare the sessions only
+	}{
+		{"the flags fold's rows doubled", "INSERT INTO calls_flags_folded SELECT * FROM calls_flags_folded WHERE calls > 0", false},
+		{"a second key for each folded session key", `INSERT INTO sessions_folded (hour, fold, tenant, server, session_key, tools, calls)
+			SELECT hour, fold, tenant, server, concat(session_key, '#'), tools, calls FROM sessions_folded WHERE calls > 0`, true},
+	} {
+		for _, conn := range both {
+			if err := conn.Exec(ctx, alter.stmt); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	syncReplicas(t, clustered.cfg.Database)
-	for i, f := range ranges {
-		want, got := ask(one.conn, f), ask(clustered.conn, f)
-		if reflect.DeepEqual(want, before[i]) || !reflect.DeepEqual(got, want) {
-			t.Errorf("[%s, %s) tenant %q, the fold's rows doubled: single server %+v (before %+v), cluster %+v; want both changed alike",
-				f.From, f.To, f.Tenant, want.Totals, before[i].Totals, got.Totals)
+		syncReplicas(t, clustered.cfg.Database)
+		for i, f := range ranges {
+			want, got := ask(one.conn, f), ask(clustered.conn, f)
+			changed := !reflect.DeepEqual(want, before[i])
+			if alter.sessions {
+				changed = want.Totals.Sessions != before[i].Totals.Sessions
+			}
+			if !changed || !reflect.DeepEqual(got, want) {
+				t.Errorf("[%s, %s) tenant %q, %s: single server %+v (before %+v), cluster %+v; want both changed alike",
+					f.From, f.To, f.Tenant, alter.what, want.Totals, before[i].Totals, got.Totals)
+			}
+			before[i] = want
 		}
 	}
 }
