@@ -145,32 +145,6 @@ func Misclassifications(ctx context.Context, db DB, f Filter, window time.Durati
 	return rows, nil
 }
 
-// boundArgs binds the parameters of misflagged.sql and overview.sql: the
-// Filter's, first_s, the start of the range's first whole hour, and
-// flags_bound_s, the start of the first whole hour that hoursSQL
-// (flags_fold_hours.sql, overview_fold_hours.sql: the hours whose current
-// fold the query reads) does not list, or of the hour the range ends in.
-// The queries read the raw calls before first_s and from the bound on, and
-// set the folded hours after it aside on their time, so the bound only
-// lets the server skip the days' partitions in between: a range within two
-// UTC days has none to skip, and one whose first whole hour is not over
-// yet no fold to start from; both are read from first_s without asking
-// (the query costs 10-25 ms, BENCHMARKS.md, thirty-sixth round). skipsDay
-// reports whether the bound leaves a whole UTC day out (skipsADay): the
-// overview reads the folds only then.
-func boundArgs(ctx context.Context, db DB, f Filter, hoursSQL string) (args []any, skipsDay bool, err error) {
-	first := -floorDiv(-f.From.UnixMilli(), 3_600_000) * 3600
-	toHour := floorDiv(f.To.UnixMilli(), 3_600_000) * 3600
-	days := floorDiv(f.To.UnixMilli()-1, 86_400_000) - floorDiv(f.From.UnixMilli(), 86_400_000)
-	bound := first
-	if toHour > first && days >= 2 && first+3600 <= time.Now().Unix() {
-		if bound, err = foldedUntil(ctx, db, hoursSQL, first, toHour); err != nil {
-			return nil, false, fmt.Errorf("fold bound: %w", err)
-		}
-	}
-	return append(f.args(), clickhouse.Named("first_s", first), clickhouse.Named("flags_bound_s", bound)), skipsADay(first, bound), nil
-}
-
 // evidence states the counts behind a row in one short sentence.
 func (m Misclassification) evidence() string {
 	switch m.Kind {

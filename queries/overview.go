@@ -57,17 +57,6 @@ func newOverviewForms(file string) foldForms {
 	return foldForms{folded: q, raw: raw}
 }
 
-// skipsADay reports whether the raw calls before first and from bound on
-// (boundArgs) leave out a whole UTC day, which the server then does not
-// read: only then does reading the folded hours from their fold pay for
-// the sets that put them aside. Within a day's partition the calls of the
-// folded hours lie in the same granules as the others (the sort key does
-// not start with time): over 24 hours of 10M calls the folded form took
-// 1.09-1.10x the raw one on 26.7 (BENCHMARKS.md, fifty-fifth round).
-func skipsADay(first, bound int64) bool {
-	return -floorDiv(-first, 86400)*86400+86400 <= bound
-}
-
 // Totals are the header numbers of a range.
 type Totals struct {
 	Calls       uint64  `json:"calls"`
