@@ -175,7 +175,7 @@ func (otlpDiscard) WriteDeadLetters(context.Context, []DeadLetter) error { retur
 // Inserter that keeps nothing. ns/span, B/span and allocs/span are the
 // receiver's cost of one span, from the body to the queue.
 func BenchmarkOTLPHTTP(b *testing.B) {
-	benchOTLPHTTP(b, 4000, false)
+	benchOTLPHTTP(b, 4000, rootSpans)
 }
 
 // BenchmarkOTLPHTTPWithParent is BenchmarkOTLPHTTP for server spans with a
@@ -185,19 +185,46 @@ func BenchmarkOTLPHTTP(b *testing.B) {
 // remembers. The 40,000 spans sent in turn are more than it remembers, so
 // a span sent again is new to it.
 func BenchmarkOTLPHTTPWithParent(b *testing.B) {
-	benchOTLPHTTP(b, 40000, true)
+	benchOTLPHTTP(b, 40000, spansWithParent)
 }
 
-// benchOTLPHTTP posts n generated calls as server spans, 1,000 a request,
-// through the OTLP receiver into a Batcher that discards the batches.
-func benchOTLPHTTP(b *testing.B, n int, parent bool) {
+// BenchmarkOTLPHTTPBothSides is BenchmarkOTLPHTTP for both sides of every
+// call in one request (a Collector that batched them): 500 server spans
+// and their 500 client spans a request, merged there into one row a call,
+// which the pairer remembers (a copy of either side sent later is the same
+// call). ns/span is per span; a call is two.
+func BenchmarkOTLPHTTPBothSides(b *testing.B) {
+	benchOTLPHTTP(b, 20000, bothSides)
+}
+
+// The spans benchOTLPHTTP sends for each call.
+const (
+	rootSpans       = iota // a server span without a parent
+	spansWithParent        // a server span whose parent is its client's span
+	bothSides              // the server span with a parent and its client's span
+)
+
+// benchOTLPHTTP posts n generated calls as spans of the kind given, 1,000
+// spans a request, through the OTLP receiver into a Batcher that discards
+// the batches.
+func benchOTLPHTTP(b *testing.B, n int, kind int) {
 	lines := generatorLines(b, n)
 	var bodies [][]byte
 	spans := 0
-	for i := 0; i < len(lines); i += 1000 {
+	perRequest := 1000
+	if kind == bothSides {
+		perRequest = 500
+	}
+	for i := 0; i < len(lines); i += perRequest {
 		td := ptrace.NewTraces()
-		for j, l := range lines[i:min(i+1000, len(lines))] {
-			if _, err := traffic.AppendServerSpan(td, l, uint64(i+j+1), parent); err != nil {
+		for j, l := range lines[i:min(i+perRequest, len(lines))] {
+			if _, err := traffic.AppendServerSpan(td, l, uint64(i+j+1), kind != rootSpans); err != nil {
+				b.Fatal(err)
+			}
+			if kind != bothSides {
+				continue
+			}
+			if _, err := traffic.AppendClientSpan(td, l, uint64(i+j+1)); err != nil {
 				b.Fatal(err)
 			}
 		}

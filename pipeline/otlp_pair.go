@@ -37,13 +37,17 @@ func makeLinkKey(t pcommon.TraceID, s pcommon.SpanID) (k linkKey) {
 }
 
 // pairKeys returns the keys under which f can meet the rest of its call:
-// for a client-side call its client span ids (a server span's parent) and
-// its parent span id (an outer span of the same call, such as a GenAI
-// execute_tool span); for a server-side call its parent span id; none
-// otherwise.
+// for a client-side call, or one whose two sides met in its request, its
+// client span ids (a server span's parent) and its parent span id (an
+// outer span of the same call, such as a GenAI execute_tool span); for a
+// server-side call its parent span id; none otherwise. A call merged in
+// its request is remembered as any other: a copy of one of its sides sent
+// later alone (an exporter's retry of the client's request, after a
+// collector had batched the two sides together) is the same call, and a
+// row stored earlier for one side is replaced by the merged row.
 func (f *spanFacts) pairKeys() []linkKey {
 	switch f.side {
-	case sideClient:
+	case sideClient, sideBoth:
 		keys := make([]linkKey, 0, len(f.links)+1)
 		for _, id := range f.links {
 			keys = append(keys, makeLinkKey(f.trace, id))
@@ -541,6 +545,9 @@ func relate(e *pairEntry, f *spanFacts) uint8 {
 	case g.trace != f.trace:
 		return relNone
 	case g.span == f.span || slices.Contains(g.links, f.span):
+		if f.side == sideBoth && !e.merged && g.side != sideBoth {
+			return relPair // the row has the client side, f both: f replaces it
+		}
 		return relSame
 	}
 	if _, _, ok := nests(&g, f); ok {

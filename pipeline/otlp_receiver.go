@@ -358,7 +358,9 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 		switch rel {
 		case relNone:
 			s.kind = stepEmit
-			if p.window > 0 && room > 0 {
+			// A call with both sides waits for nothing: it is stored
+			// at once and remembered.
+			if p.window > 0 && room > 0 && s.f.side != sideBoth {
 				if n, ok := p.canHold(s.pf, s.keys, promised); ok {
 					s.kind = stepHold
 					room--
@@ -455,7 +457,7 @@ func (o *OTLP) admit(d *traceDecoder, st *tracesStats, calls []Call, dead []Dead
 			e := p.hold(*s.pf, s.keys, now)
 			e.seq, e.logStart, e.logEnd = s.seq, logStart, logEnd
 		case stepEmit:
-			e := &pairEntry{p: *s.pf}
+			e := &pairEntry{p: *s.pf, merged: s.f.side == sideBoth}
 			p.register(e, s.keys)
 			if s.id != nil {
 				p.keep(e, *s.id, now)

@@ -565,6 +565,51 @@ func TestOTLPPairingEdges(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a call whose two sides met in their request is remembered", func(t *testing.T) {
+		// A collector batches the two sides of a call into one request;
+		// one side was stored before, alone, or is sent again alone later
+		// (its exporter's retry), or the call's execute_tool span follows.
+		// Each is the same call: one row under FINAL, both sides in it.
+		// Before, the merged row was never remembered: a copy of its client
+		// side sent later was stored alone too, and a side stored before
+		// kept its row beside the merged one (FuzzOTLPPairer).
+		outer := testSpan{name: "execute_tool search_docs", trace: 9, span: 7, startMs: 4990, durMs: 500,
+			res:   map[string]any{"service.name": "agent", "mcplens.tenant": "acme"},
+			attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "mcp.session.id": "s9"}}
+		inner := clientSide
+		inner.parent = 7
+		for _, tt := range []struct {
+			name     string
+			requests [][]testSpan
+		}{
+			{"then its client side again", [][]testSpan{{clientSide, serverSide}, {clientSide}}},
+			{"then its server side again", [][]testSpan{{serverSide, clientSide}, {serverSide}}},
+			{"then both again", [][]testSpan{{serverSide, clientSide}, {clientSide, serverSide}}},
+			{"after its server side", [][]testSpan{{serverSide}, {clientSide, serverSide}, {clientSide}}},
+			{"after its client side", [][]testSpan{{clientSide}, {clientSide, serverSide}}},
+			{"after its client side, then its server side again", [][]testSpan{{clientSide}, {clientSide, serverSide}, {serverSide}}},
+			{"then its execute_tool span", [][]testSpan{{inner, serverSide}, {outer}, {inner}}},
+		} {
+			for _, window := range []time.Duration{0, 10 * time.Second} {
+				r := newOTLPRig(t, OTLPConfig{PairWindow: window}, 100)
+				for _, spans := range tt.requests {
+					r.send(t, spans...)
+				}
+				r.o.release(true)
+				rows := r.drain(t)
+				f := final(rows)
+				if len(f) != 1 {
+					t.Errorf("%s, window %v: %d rows under FINAL, want 1: %+v", tt.name, window, len(f), rows)
+					continue
+				}
+				for _, c := range f {
+					if c.Side != "both" || c.Category != "RATE_LIMITED" || c.DurationMs != 420 && tt.name != "then its execute_tool span" {
+						t.Errorf("%s, window %v: row %+v", tt.name, window, c)
+					}
+				}
+			}
+		}
+	})
 	t.Run("mcp-go's tool.{name} child alone is not a call", func(t *testing.T) {
 		calls, _, rejected, _ := testProcessor().Traces(tracesOf(testSpan{name: "tool.create_issue", span: 2, parent: 1,
 			attrs: map[string]any{"mcp.tool.name": "create_issue"}, status: ptrace.StatusCodeError, msg: "tool returned error result"}), OTLPConfig{}, testNow())
