@@ -28,7 +28,10 @@ import (
 // process (a restart forgets the rows stored before it: a span sent again
 // after it may add one, docs/otel.md), and every client and server span
 // of a request answered without error has a row (of its trace and side),
-// held or not, crashes or not.
+// held or not, crashes or not. Where nothing was forgotten (no crash, no
+// failed fsync, the wide budget, less than the pair memory passed, no two
+// spans with one id) and pairerCalls can count the calls, FINAL has at
+// most one row per call.
 func FuzzOTLPPairer(f *testing.F) {
 	// Seeds: the two sides in one request; in two requests, server first;
 	// a late server side sent twice after the window; a server span with an
@@ -58,6 +61,11 @@ func FuzzOTLPPairer(f *testing.F) {
 	// Two holds, the second by a request whose clock read a second
 	// earlier (due first, logged second), a crash, a release, a crash.
 	f.Add([]byte{5, 0x08, 0x14, 0x05, 0, 0x0e, 50, 0x08, 0x15, 0x15, 0, 0x06, 1, 0x15, 0})
+	// Both sides in one request, then the client side again alone; the
+	// server side alone, then both sides in one request (a call merged in
+	// its request is remembered: one row each).
+	f.Add([]byte{0, 0x00, 0x02, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x05, 0})
+	f.Add([]byte{1, 0x08, 0x14, 0x05, 0, 0x06, 30, 0x00, 0x02, 0x08, 0x14, 0x05, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
@@ -96,7 +104,10 @@ func FuzzOTLPPairer(f *testing.F) {
 			life int
 		}
 		sentIn, life := map[lifeSpan]bool{}, 0 // the spans sent, by the life of the process that got them
+		crashed, failedFsync := false, false // since the start
+		var advanced time.Duration            // the clock's moves, in all
 		crash := func(powerLoss bool) {
+			crashed = true
 			life++
 			r, sp = restartOTLP(t, r, sp, cfg, powerLoss)
 			sp.fsync, r.o.pair.log.sp.fsync = fsync, fsync
@@ -154,6 +165,7 @@ func FuzzOTLPPairer(f *testing.F) {
 				skew = st.skew
 			case st.send:
 				if st.failFsync {
+					failedFsync = true
 					mu.Lock()
 					failNext = 1
 					mu.Unlock()
@@ -170,6 +182,7 @@ func FuzzOTLPPairer(f *testing.F) {
 				consume(req)
 				req = nil
 				r.now = r.now.Add(st.advance)
+				advanced += st.advance
 				r.o.release(st.advance == 0) // 0: everything held, as Flush
 				checkPairerBooks(t, r.o.pair)
 			}
@@ -224,10 +237,57 @@ func FuzzOTLPPairer(f *testing.F) {
 				}
 			}
 		}
+		if n, calls, ok := pairerCalls(sent, data[1:]); ok && !crashed && !failedFsync && data[0]&2 == 0 && advanced < pairMemory-time.Minute &&
+			len(collided) == 0 && len(final(rows)) > calls {
+			// One life, nothing forgotten: every call is one row.
+			t.Fatalf("%d rows under FINAL for %d calls (%d spans sent, none forgotten)", len(final(rows)), calls, n)
+		}
 		if n := len(final(rows)); n > len(sentIn) {
 			t.Fatalf("%d rows under FINAL for %d spans sent (%d counted once in each life of the process)", n, len(sent), len(sentIn))
 		}
 	})
+}
+
+// pairerCalls counts the calls that the spans sent make, when their shapes
+// are ones whose calls it can count (ok): client and server spans only,
+// no client span under another client span (an outer and an inner span of
+// one call, folded or not by their tools), and at most one server span
+// under each client span sent. A server span and the client span that is
+// its parent are one call; every other span sent (its copies aside) is one.
+// n is the spans sent.
+func pairerCalls(sent map[[2]byte]bool, program []byte) (n, calls int, ok bool) {
+	spans := map[[2]byte]testSpan{}
+	for _, st := range pairerProgram(program) {
+		if st.span != nil && sent[st.key] {
+			spans[st.key] = *st.span
+		}
+	}
+	clients := map[[2]byte]bool{} // trace and span id of each client span sent
+	for _, s := range spans {
+		switch s.kind {
+		case ptrace.SpanKindClient:
+			clients[[2]byte{s.trace, s.span}] = true
+		case ptrace.SpanKindServer:
+		default:
+			return len(spans), 0, false
+		}
+	}
+	servers := map[[2]byte]bool{} // the client span each server span pairs with
+	calls = len(spans)
+	for _, s := range spans {
+		if s.parent == 0 || !clients[[2]byte{s.trace, s.parent}] {
+			continue
+		}
+		if s.kind == ptrace.SpanKindClient {
+			return len(spans), 0, false
+		}
+		if servers[[2]byte{s.trace, s.parent}] {
+			return len(spans), 0, false
+		}
+		servers[[2]byte{s.trace, s.parent}] = true
+		calls--
+	}
+	return len(spans), calls, true
 }
 
 // pairerStep is one step of a FuzzOTLPPairer program: a span added to the
