@@ -104,8 +104,8 @@ func FuzzOTLPPairer(f *testing.F) {
 			life int
 		}
 		sentIn, life := map[lifeSpan]bool{}, 0 // the spans sent, by the life of the process that got them
-		crashed, failedFsync := false, false // since the start
-		var advanced time.Duration            // the clock's moves, in all
+		crashed, failedFsync := false, false   // since the start
+		var advanced time.Duration             // the clock's moves, in all
 		crash := func(powerLoss bool) {
 			crashed = true
 			life++
