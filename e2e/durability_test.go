@@ -612,7 +612,8 @@ func pairSpans(t *testing.T, n0, n1 int) (servers, clients []byte) {
 // call must end as one merged row: the held spans are held again from the
 // pair log and meet their other side, posted after the restart, and the
 // merges made before the crash are not stored a second time as held spans
-// alone.
+// alone. A clean restart after it remembers the rows merged since: their
+// spans posted again are duplicates.
 func TestHeldSpansSurviveIngestCrash(t *testing.T) {
 	const db, calls = "heldcrash", 200
 	spool := t.TempDir()
@@ -657,8 +658,8 @@ func TestHeldSpansSurviveIngestCrash(t *testing.T) {
 	if err := ing.Cmd.Wait(); err != nil {
 		t.Fatalf("ingest exit after SIGTERM: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(spool, "pairs", "open")); !os.IsNotExist(err) {
-		t.Errorf("the pair log after a clean shutdown: %v, want it removed", err)
+	if _, err := os.Stat(filepath.Join(spool, "pairs", "open")); err != nil {
+		t.Errorf("the pair log after a clean shutdown: %v, want the rows remembered in it", err)
 	}
 	conn := openDB(t, server.Addr, db)
 	var rows []struct {
@@ -677,4 +678,29 @@ func TestHeldSpansSurviveIngestCrash(t *testing.T) {
 	}
 	t.Logf("RESULT held spans: %d calls, half merged and half held when ingest was SIGKILLed; after the restart "+
 		"%d rows under FINAL, all merged (%d rows stored before merges fold the copies)", calls, calls, raw)
+
+	// A clean restart (a deploy) remembers the rows merged since the
+	// crash (the crash forgot the first half's): both sides of those calls
+	// posted again after it (their exporters' retries) are duplicates, and
+	// store nothing.
+	ing = launch(t, nil, args...)
+	if got := metric(t, ing.Addr, `mcplens_ingest_otlp_pair_recovered_total{what="remembered"}`); got != calls/2 {
+		t.Errorf("remembered rows recovered after the clean restart: %v, want %d", got, calls/2)
+	}
+	servers, clients = pairSpans(t, calls/2, calls)
+	post(ing.Addr, servers)
+	post(ing.Addr, clients)
+	if err := ing.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := ing.Cmd.Wait(); err != nil {
+		t.Fatalf("ingest exit after SIGTERM: %v", err)
+	}
+	var again uint64
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM calls").Scan(&again); err != nil {
+		t.Fatal(err)
+	}
+	if again != raw {
+		t.Errorf("both sides posted again after a clean restart stored %d rows, want none", again-raw)
+	}
 }

@@ -165,7 +165,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		pairRecovered: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_otlp_pair_recovered_total",
-			Help: "What the pair log gave back on start, after a crash: held (spans held again until their pair window passes) and merged (merged rows queued again, copies of rows that may be stored already).",
+			Help: "What the pair log gave back on start: after a crash, held (spans held again until their pair window passes) and merged (merged rows queued again, copies of rows that may be stored already); after a clean shutdown, remembered (stored rows remembered again for a late other side or copy, until their 15 minutes pass).",
 		}, []string{"what"}),
 	}
 }

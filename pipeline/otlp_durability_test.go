@@ -31,9 +31,16 @@ func newOTLPSpoolRigOn(t *testing.T, dir string, ins *memInserter, cfg OTLPConfi
 // newOTLPSpoolRigWith is newOTLPSpoolRigOn with the spool configured by scfg.
 func newOTLPSpoolRigWith(t *testing.T, dir string, ins *memInserter, cfg OTLPConfig, scfg SpoolConfig) (*otlpRig, *Spool) {
 	t.Helper()
+	return newOTLPSpoolRigAt(t, dir, ins, cfg, scfg, testNow())
+}
+
+// newOTLPSpoolRigAt is newOTLPSpoolRigWith with its clock at now from the
+// start (the pair log is read at now).
+func newOTLPSpoolRigAt(t *testing.T, dir string, ins *memInserter, cfg OTLPConfig, scfg SpoolConfig, now time.Time) (*otlpRig, *Spool) {
+	t.Helper()
 	sp, m := openTestSpool(t, dir, scfg)
 	t.Cleanup(func() { sp.Close() })
-	r := &otlpRig{ins: ins, m: m, now: testNow()}
+	r := &otlpRig{ins: ins, m: m, now: now}
 	r.b = NewSpooledBatcher(r.ins, sp, BatchConfig{BatchSize: 1, QueueCapacity: 100, FlushEvery: time.Hour}, m, quietLog())
 	p := &Processor{Classifier: classify.Default(), Decode: DecodeOptions{Now: testNow}}
 	r.o = NewOTLP(p, r.b, m, HTTPConfig{MaxBodyBytes: 1 << 20, MaxDecompressedBytes: 4 << 20}, cfg, quietLog())
@@ -68,13 +75,32 @@ func restartOTLP(t *testing.T, r *otlpRig, sp *Spool, cfg OTLPConfig, powerLoss 
 		s.mu.Unlock()
 	}
 	r.o.pair.log = nil
-	now := r.now
 	sp.mu.Lock()
 	scfg := sp.cfg // the next process is configured as this one
 	sp.mu.Unlock()
-	r, sp = newOTLPSpoolRigWith(t, sp.dir, r.ins, cfg, scfg)
-	r.now = now
-	return r, sp
+	return newOTLPSpoolRigAt(t, sp.dir, r.ins, cfg, scfg, r.now)
+}
+
+// cleanRestartOTLP ends the process of r as SIGTERM does (every held span
+// stored alone, the pair log closed, which writes the rows remembered, the
+// queue drained into ClickHouse, the spool closed) and starts it again on
+// its spool and pair log, with the clock where it was.
+func cleanRestartOTLP(t *testing.T, r *otlpRig, sp *Spool, cfg OTLPConfig) (*otlpRig, *Spool) {
+	t.Helper()
+	for !r.o.release(true) {
+		r.drain(t) // the queue is full: ClickHouse takes it
+	}
+	if err := r.o.ClosePairLog(); err != nil {
+		t.Fatalf("close the pair log: %v", err)
+	}
+	r.drain(t)
+	sp.mu.Lock()
+	scfg := sp.cfg
+	sp.mu.Unlock()
+	if err := sp.Close(); err != nil {
+		t.Fatalf("close the spool: %v", err)
+	}
+	return newOTLPSpoolRigAt(t, sp.dir, r.ins, cfg, scfg, r.now)
 }
 
 // failFsyncs makes the next n fsyncs of sp fail.

@@ -16,9 +16,9 @@ import (
 // spans of a small universe (two traces, eight span ids, client, server and
 // inner spans of two tools), sent in requests, sent again (an exporter's
 // retry) and spaced by clock moves, under a pair window or none, a byte
-// budget wide or tight, and a spool whose fsyncs the program fails, and
+// budget wide or tight, and a spool whose fsyncs the program fails,
 // crashes of the process and power losses (with the spool and the pair
-// log), or no spool. The first byte picks the configuration; each pair of
+// log) and clean restarts, or no spool. The first byte picks the configuration; each pair of
 // bytes after it is one step (pairerProgram). No sequence may panic or
 // fail a request but by an injected fsync failure, and after every request
 // the pairer's books must agree with its entries (checkPairerBooks). At
@@ -66,6 +66,12 @@ func FuzzOTLPPairer(f *testing.F) {
 	// its request is remembered: one row each).
 	f.Add([]byte{0, 0x00, 0x02, 0x08, 0x14, 0x05, 0, 0x00, 0x02, 0x05, 0})
 	f.Add([]byte{1, 0x08, 0x14, 0x05, 0, 0x06, 30, 0x00, 0x02, 0x08, 0x14, 0x05, 0})
+	// With the spool, a clean restart between the sides (no window, a
+	// window), and between a call merged in its request and a copy of its
+	// client side: what the pairer remembered, it remembers again.
+	f.Add([]byte{4, 0x08, 0x14, 0x45, 0, 0x00, 0x02, 0x05, 0})
+	f.Add([]byte{5, 0x08, 0x14, 0x45, 0, 0x00, 0x02, 0x05, 0})
+	f.Add([]byte{4, 0x00, 0x02, 0x08, 0x14, 0x45, 0, 0x00, 0x02, 0x05, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 257 {
 			return
@@ -110,6 +116,15 @@ func FuzzOTLPPairer(f *testing.F) {
 			crashed = true
 			life++
 			r, sp = restartOTLP(t, r, sp, cfg, powerLoss)
+			sp.fsync, r.o.pair.log.sp.fsync = fsync, fsync
+		}
+		// restart ends the process as SIGTERM does and starts it again:
+		// what it remembered, it remembers again.
+		restart := func() {
+			mu.Lock()
+			failNext = 0 // an fsync failure the request did not meet is not the shutdown's
+			mu.Unlock()
+			r, sp = cleanRestartOTLP(t, r, sp, cfg)
 			sp.fsync, r.o.pair.log.sp.fsync = fsync, fsync
 		}
 		sent := map[[2]byte]bool{} // the spans sent, by the bytes that made them
@@ -175,7 +190,11 @@ func FuzzOTLPPairer(f *testing.F) {
 					consume(req)
 				}
 				req = nil
-				if st.crash && sp != nil {
+				switch {
+				case sp == nil:
+				case st.restart:
+					restart()
+				case st.crash:
 					crash(st.powerLoss)
 				}
 			default:
@@ -302,6 +321,7 @@ type pairerStep struct {
 	failFsync bool // the next fsync of the spool, if any, fails
 	crash     bool // after the send, the process crashes and starts again on its spool
 	powerLoss bool // the crash is a power loss: what was not fsynced is gone
+	restart   bool // after the send, the process ends as SIGTERM does and starts again (with the spool)
 	advance   time.Duration
 	// skew makes the next request's clock read this much earlier: a
 	// request that read the clock before another but met the pairer after it.
@@ -314,7 +334,8 @@ type pairerStep struct {
 // with bit 3 set make the next request's clock read 20 ms times the second
 // byte plus one earlier, 7 send twice; a send whose first byte has bit 3 set fails the spool's next
 // fsync, and one with bit 4 set is followed by a crash and a restart (with
-// the spool), with bit 5 set too by a power loss. For a span, the first
+// the spool), with bit 5 set too by a power loss; one with bit 6 set, by
+// a clean shutdown (SIGTERM) and a start instead. For a span, the first
 // byte's bits 3-4 are its kind (client, server, internal, client again)
 // and bit 5 its tool; the second byte's
 // bit 0 is its trace, bits 1-3 its span id and bits 4-6 its parent's (0:
@@ -326,7 +347,7 @@ func pairerProgram(b []byte) []pairerStep {
 		a, v := b[i], b[i+1]
 		switch a & 7 {
 		case 5:
-			out = append(out, pairerStep{send: true, failFsync: a&8 != 0, crash: a&16 != 0, powerLoss: a&32 != 0})
+			out = append(out, pairerStep{send: true, failFsync: a&8 != 0, crash: a&16 != 0, powerLoss: a&32 != 0, restart: a&64 != 0})
 		case 6:
 			if a&8 != 0 {
 				out = append(out, pairerStep{skew: time.Duration(v+1) * 20 * time.Millisecond})
@@ -334,7 +355,7 @@ func pairerProgram(b []byte) []pairerStep {
 			}
 			out = append(out, pairerStep{advance: time.Duration(v) * time.Second})
 		case 7:
-			out = append(out, pairerStep{send: true, retry: true, failFsync: a&8 != 0, crash: a&16 != 0, powerLoss: a&32 != 0})
+			out = append(out, pairerStep{send: true, retry: true, failFsync: a&8 != 0, crash: a&16 != 0, powerLoss: a&32 != 0, restart: a&64 != 0})
 		default:
 			kinds := [...]ptrace.SpanKind{ptrace.SpanKindClient, ptrace.SpanKindServer, ptrace.SpanKindInternal, ptrace.SpanKindClient}
 			tools := [...]string{"search_docs", "get_invoice"}

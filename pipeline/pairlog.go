@@ -27,21 +27,30 @@ import (
 //     alone (whose row has another identity: the call would count twice);
 //   - resolve: a held span was stored alone (after its row was queued and
 //     made durable) or given up (its row could not be built);
-//   - undo: the record before it is void, its rows refused by the queue.
+//   - undo: the record before it is void, its rows refused by the queue;
+//   - keep: written once, by a clean shutdown (OTLP.ClosePairLog): a row
+//     the pairer remembers for a late other side, with its facts, keys,
+//     identity and when it is forgotten.
 //
 // On start (OTLP.OpenPairLog) the log from its checkpoint is read: the
 // rows of merges are queued again (a copy of a stored row has its identity
-// and version, which FINAL and the merges fold), and the spans still held
-// are held again until their due time. The checkpoint follows the oldest
-// span still held, after the main spool is durable up to the rows queued
-// before it.
+// and version, which FINAL and the merges fold), the spans still held are
+// held again until their due time, and the rows a clean shutdown
+// remembered are remembered again until theirs, so that a restart (a
+// deploy) does not store a second row for a call whose other side, or
+// copy, arrives after it. The checkpoint follows the oldest span still
+// held, after the main spool is durable up to the rows queued before it;
+// remembered rows do not hold it back (a crash after the start forgets
+// them, as before).
 //
 // A record's payload is the version byte, its kind (pairOps or pairUndo)
 // and, for pairOps, a uvarint count of operations, each an op byte, the
 // held span's sequence number (uvarint), and for a hold its due time (unix
 // ms, varint), its keys (a uvarint count, 24 bytes each) and its facts
 // (appendFacts); for a merge the row (appendCall, as a spool record of
-// recordVersion).
+// recordVersion); for a keep (sequence number 0) the time it is forgotten
+// (unix ms, varint), a byte 1 when the row has both sides, its keys and
+// facts as a hold's, and its row's identity (appendIdentity).
 
 const (
 	pairLogVersion byte = 1
@@ -52,6 +61,7 @@ const (
 	opHold    byte = 1
 	opMerge   byte = 2
 	opResolve byte = 3
+	opKeep    byte = 4
 
 	// pairLogSegmentBytes keeps the log's segments small: a segment is
 	// deleted once the checkpoint passes it, and the spans held span a
@@ -63,12 +73,14 @@ var errBadPairRecord = errors.New("malformed pair log record")
 
 // pairOp is one operation of a pair log record.
 type pairOp struct {
-	op   byte
-	seq  uint64
-	due  int64 // hold: unix ms
-	keys []linkKey
-	f    *spanFacts // hold
-	row  *Call      // merge
+	op     byte
+	seq    uint64
+	due    int64 // hold, keep: unix ms
+	keys   []linkKey
+	f      *spanFacts // hold, keep
+	row    *Call      // merge
+	id     *identity  // keep
+	merged bool       // keep
 }
 
 // pairLog is the pairer's log; the pairer's lock guards it.
@@ -148,15 +160,49 @@ func appendPairOp(b []byte, o *pairOp) []byte {
 	switch o.op {
 	case opHold:
 		b = binary.AppendVarint(b, o.due)
-		b = binary.AppendUvarint(b, uint64(len(o.keys)))
-		for _, k := range o.keys {
-			b = append(b, k[:]...)
-		}
+		b = appendKeys(b, o.keys)
 		b = appendFacts(b, o.f)
+	case opKeep:
+		b = binary.AppendVarint(b, o.due)
+		var merged byte
+		if o.merged {
+			merged = 1
+		}
+		b = append(b, merged)
+		b = appendKeys(b, o.keys)
+		b = appendFacts(b, o.f)
+		b = appendIdentity(b, o.id)
 	case opMerge:
 		b = appendCall(b, o.row)
 	}
 	return b
+}
+
+func appendKeys(b []byte, keys []linkKey) []byte {
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = append(b, k[:]...)
+	}
+	return b
+}
+
+// appendIdentity encodes id: its time, call id and version, then its
+// tenant, server, tool and session key.
+func appendIdentity(b []byte, id *identity) []byte {
+	b = binary.AppendVarint(b, id.timeMs)
+	b = binary.AppendUvarint(b, id.callID)
+	b = binary.AppendVarint(b, id.ingestedMs)
+	for _, s := range [...]string{id.tenant(), id.server(), id.tool(), id.sessionKey()} {
+		b = appendStr(b, s)
+	}
+	return b
+}
+
+func (r *recordReader) identity() *identity {
+	c := Call{TimeMs: r.varint(), CallID: r.uvarint(), IngestedMs: r.varint()}
+	c.Tenant, c.Server, c.Tool, c.SessionKey = r.str(), r.str(), r.str(), r.str()
+	id := identityOf(&c)
+	return &id
 }
 
 // appendFacts encodes f field by field; readFacts decodes it. A test
@@ -198,6 +244,23 @@ func (r *recordReader) bytes(n int) []byte {
 	v := r.p[:n]
 	r.p = r.p[n:]
 	return v
+}
+
+// keys reads a uvarint count of link keys and the keys, 24 bytes each.
+func (r *recordReader) keys() []linkKey {
+	k := r.uvarint()
+	if k > uint64(len(r.p))/24 {
+		r.fail()
+		return nil
+	}
+	if k == 0 {
+		return nil
+	}
+	keys := make([]linkKey, k)
+	for i := range keys {
+		copy(keys[i][:], r.bytes(24))
+	}
+	return keys
 }
 
 func (r *recordReader) facts(f *spanFacts) {
@@ -268,18 +331,25 @@ func decodePairRecord(p []byte) (undo bool, ops []pairOp, err error) {
 		switch o.op {
 		case opHold:
 			o.due = r.varint()
-			k := r.uvarint()
-			if k > uint64(len(r.p))/24 {
-				return false, nil, fmt.Errorf("%w: %d keys in %d bytes", errBadPairRecord, k, len(r.p))
-			}
-			if k > 0 {
-				o.keys = make([]linkKey, k)
-			}
-			for i := range o.keys {
-				copy(o.keys[i][:], r.bytes(24))
-			}
+			o.keys = r.keys()
 			o.f = &spanFacts{}
 			r.facts(o.f)
+		case opKeep:
+			if o.seq != 0 {
+				return false, nil, fmt.Errorf("%w: a keep with sequence number %d", errBadPairRecord, o.seq)
+			}
+			o.due = r.varint()
+			switch r.byte() {
+			case 0:
+			case 1:
+				o.merged = true
+			default:
+				r.fail()
+			}
+			o.keys = r.keys()
+			o.f = &spanFacts{}
+			r.facts(o.f)
+			o.id = r.identity()
 		case opMerge:
 			o.row = &Call{}
 			r.call(o.row)
@@ -313,7 +383,9 @@ type recoveredHold struct {
 }
 
 // replayPairLog reads sp from its checkpoint and returns what its records
-// left: the rows of merges, in log order, the spans still held, in the
+// left: the rows of merges, in log order, the rows a clean shutdown
+// remembered (the latest keep of each span, in log order), the spans
+// still held, in the
 // order of their first hold records (of two holds of one span, a request
 // and its exporter's retry whose first answer was an error, the later),
 // and the last sequence number used. That is the order of the pairer's
@@ -321,7 +393,7 @@ type recoveredHold struct {
 // the order of their due times, a hold logged earlier with a later due
 // time (a request whose clock read later) came after one logged later, and
 // the checkpoint passed it (TestOTLPHeldSpansSurviveACrash).
-func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, err error) {
+func replayPairLog(sp *Spool) (rows []Call, kept []pairOp, held []*recoveredHold, last uint64, err error) {
 	bySeq := map[uint64]*recoveredHold{}
 	var order []*recoveredHold
 	type record struct {
@@ -355,6 +427,8 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 				if h != nil {
 					h.done = true
 				}
+			case opKeep:
+				kept = append(kept, *o)
 			}
 		}
 	}
@@ -381,11 +455,25 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 		return true
 	})
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
 	if pending != nil {
 		apply(pending)
 	}
+	// Two keeps of one span (a second clean shutdown before the checkpoint
+	// passed the first's record): the later.
+	latestKeep := map[[24]byte]int{}
+	for i := range kept {
+		latestKeep[makeLinkKey(kept[i].f.trace, kept[i].f.span)] = i
+	}
+	n := 0
+	for i := range kept {
+		if latestKeep[makeLinkKey(kept[i].f.trace, kept[i].f.span)] == i {
+			kept[n] = kept[i]
+			n++
+		}
+	}
+	kept = kept[:n]
 	latest := map[[24]byte]*recoveredHold{}
 	for _, h := range order {
 		if h.row != nil {
@@ -405,7 +493,7 @@ func replayPairLog(sp *Spool) (rows []Call, held []*recoveredHold, last uint64, 
 			held = append(held, h)
 		}
 	}
-	return rows, held, last, nil
+	return rows, kept, held, last, nil
 }
 
 // pairLogsDir is the directory of the receivers' pair logs in the spool's.
@@ -435,7 +523,7 @@ func (o *OTLP) OpenPairLog(name string) error {
 	if err != nil {
 		return fmt.Errorf("pair log: %w", err)
 	}
-	rows, held, last, err := replayPairLog(sp)
+	rows, kept, held, last, err := replayPairLog(sp)
 	if err != nil {
 		sp.Close()
 		return fmt.Errorf("pair log %s: %w", cfg.Dir, err)
@@ -450,6 +538,20 @@ func (o *OTLP) OpenPairLog(name string) error {
 	p := o.pair
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := o.now()
+	remembered := 0
+	for i := range kept {
+		k := &kept[i]
+		if !time.UnixMilli(k.due).After(now) {
+			continue // its memory passed while the process was down
+		}
+		e := &pairEntry{p: pack(k.f), merged: k.merged}
+		p.register(e, k.keys)
+		p.keep(e, *k.id, now)
+		e.due = time.UnixMilli(k.due) // before any row kept from now on: the queue stays in due order
+		remembered++
+	}
+	p.trim(now)
 	for _, h := range held {
 		e := p.holdUntil(pack(h.f), h.keys, time.UnixMilli(h.due))
 		e.seq, e.logStart, e.logEnd = h.seq, h.start, h.end
@@ -458,8 +560,9 @@ func (o *OTLP) OpenPairLog(name string) error {
 	p.observe()
 	o.m.pairRecovered.WithLabelValues("held").Add(float64(len(held)))
 	o.m.pairRecovered.WithLabelValues("merged").Add(float64(len(rows)))
-	if len(held) > 0 || len(rows) > 0 {
-		o.log.Info("pair log recovered", "dir", cfg.Dir, "held", len(held), "merged_rows", len(rows))
+	o.m.pairRecovered.WithLabelValues("remembered").Add(float64(remembered))
+	if len(held) > 0 || len(rows) > 0 || remembered > 0 {
+		o.log.Info("pair log recovered", "dir", cfg.Dir, "held", len(held), "merged_rows", len(rows), "remembered", remembered)
 	}
 	return o.commitPairLog()
 }
@@ -499,9 +602,11 @@ func (o *OTLP) commitPairLog() error {
 	return nil
 }
 
-// ClosePairLog closes the pair log. When it holds nothing (Flush stored
-// every held span), its directory is removed; otherwise the next
-// OpenPairLog recovers what it holds.
+// ClosePairLog closes the pair log. It first writes the rows the pairer
+// remembers (after Flush, the spans it held too, stored alone) in one
+// record, for the next OpenPairLog to remember again. When the log then
+// holds nothing, its directory is removed; otherwise the next OpenPairLog
+// recovers what it holds.
 func (o *OTLP) ClosePairLog() error {
 	p := o.pair
 	p.mu.Lock()
@@ -511,6 +616,9 @@ func (o *OTLP) ClosePairLog() error {
 		return nil
 	}
 	err := o.commitPairLog()
+	if err == nil {
+		o.logKept(l)
+	}
 	empty := err == nil && p.nHeld == 0 && l.sp.Committed() == l.sp.Head()
 	err = errors.Join(err, l.sp.Close())
 	p.log = nil
@@ -521,3 +629,47 @@ func (o *OTLP) ClosePairLog() error {
 	}
 	return err
 }
+
+// logKept writes the rows the pairer remembers to l, in records of up to
+// keepsPerRecord, made durable under -spool-fsync=always. A failure is
+// logged, not returned: the next start then remembers nothing, as after
+// a crash, and stores a second row for a call whose other side arrives
+// after it. p.mu is held.
+func (o *OTLP) logKept(l *pairLog) {
+	p := o.pair
+	ops := make([]pairOp, 0, min(p.nKept, keepsPerRecord))
+	facts := make([]spanFacts, 0, cap(ops))
+	var err error
+	flush := func() {
+		if len(ops) == 0 || err != nil {
+			return
+		}
+		var end SpoolPos
+		if _, end, err = l.append(ops); err == nil {
+			err = l.sync(end)
+		}
+		ops, facts = ops[:0], facts[:0]
+	}
+	n, now := 0, o.now()
+	for _, e := range p.kept {
+		// A row whose fsync failed is not remembered: its sender was told
+		// so, and its retry stores the row again.
+		if e.state != entryKept || e.unsafe || !e.due.After(now) {
+			continue
+		}
+		facts = append(facts, e.p.unpack())
+		ops = append(ops, pairOp{op: opKeep, due: e.due.UnixMilli(), keys: e.keys, f: &facts[len(facts)-1], id: &e.id, merged: e.merged})
+		n++
+		if len(ops) == keepsPerRecord {
+			flush()
+		}
+	}
+	flush()
+	o.m.pairLogBytes.Set(float64(l.sp.Bytes()))
+	if err != nil {
+		o.log.Warn("pair log: the rows remembered for a late other side not written; the next start forgets them", "dir", l.sp.dir, "rows", n, "err", err)
+	}
+}
+
+// keepsPerRecord bounds a keep record: about 3 MB of remembered rows.
+const keepsPerRecord = 1000

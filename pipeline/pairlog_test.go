@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -67,12 +68,15 @@ func fullFacts(t testing.TB, seed int) spanFacts {
 func TestPairLogRecordRoundTripsEveryField(t *testing.T) {
 	f := fullFacts(t, 1)
 	row := fullCall(t, 2)
+	id := identityOf(&row)
 	keys := []linkKey{makeLinkKey(f.trace, f.span), makeLinkKey(f.trace, f.parent)}
 	ops := []pairOp{
 		{op: opHold, seq: 7, due: 1780000010000, keys: keys, f: &f},
 		{op: opHold, seq: 1 << 40, due: -5, f: &spanFacts{side: sideClient}},
 		{op: opMerge, seq: 7, row: &row},
 		{op: opResolve, seq: 300},
+		{op: opKeep, due: 1780000900000, keys: keys, f: &f, id: &id, merged: true},
+		{op: opKeep, due: 1, f: &spanFacts{side: sideBoth}, id: &identity{}},
 	}
 	var b []byte
 	b = append(b, pairLogVersion, pairOps, byte(len(ops)))
@@ -99,7 +103,7 @@ func TestPairLogRecordRoundTripsEveryField(t *testing.T) {
 		t.Errorf("undo record: %v %v %v", undo, ops, err)
 	}
 	for _, bad := range [][]byte{nil, {9, pairOps, 0}, {pairLogVersion, 9}, {pairLogVersion, pairUndo, 0},
-		{pairLogVersion, pairOps, 1, 9, 1}, b[:len(b)-1], append(append([]byte(nil), b...), 0)} {
+		{pairLogVersion, pairOps, 1, 9, 1}, {pairLogVersion, pairOps, 1, opKeep, 1}, b[:len(b)-1], append(append([]byte(nil), b...), 0)} {
 		if _, _, err := decodePairRecord(bad); !errors.Is(err, errBadPairRecord) && !errors.Is(err, errBadRecord) {
 			t.Errorf("decode %x: %v, want a malformed record", bad, err)
 		}
@@ -111,9 +115,11 @@ func TestPairLogRecordRoundTripsEveryField(t *testing.T) {
 func FuzzDecodePairRecord(f *testing.F) {
 	fa := fullFacts(f, 1)
 	row := fullCall(f, 3)
+	id := identityOf(&row)
 	for _, ops := range [][]pairOp{
 		{{op: opHold, seq: 1, due: 99, keys: []linkKey{{1}}, f: &fa}},
 		{{op: opMerge, seq: 2, row: &row}, {op: opResolve, seq: 1}},
+		{{op: opKeep, due: 1234, keys: []linkKey{{2}, {3}}, f: &fa, id: &id, merged: true}, {op: opKeep, due: 5, f: &fa, id: &id}},
 	} {
 		b := []byte{pairLogVersion, pairOps, byte(len(ops))}
 		for i := range ops {
@@ -338,29 +344,77 @@ func TestOTLPHeldSpansSurviveACrash(t *testing.T) {
 		}
 	})
 	t.Run("a clean shutdown leaves no log", func(t *testing.T) {
-		dir := t.TempDir()
-		ins := &memInserter{}
-		r, sp := newOTLPSpoolRigOn(t, dir, ins, cfg)
-		r.send(t, serverSide)
-		if err := r.o.Flush(t.Context()); err != nil {
-			t.Fatal(err)
+		// Nothing remembered: no span, or the memory passed.
+		for _, spans := range [][]testSpan{nil, {serverSide}} {
+			dir := t.TempDir()
+			ins := &memInserter{}
+			r, sp := newOTLPSpoolRigOn(t, dir, ins, cfg)
+			if len(spans) > 0 {
+				r.send(t, spans...)
+				if err := r.o.Flush(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				r.now = r.now.Add(pairMemory + time.Second)
+			}
+			if err := r.o.ClosePairLog(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(pairLogDir(dir, "open")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("%d spans: the pair log's directory after a clean close: %v", len(spans), err)
+			}
+			r.drain(t)
+			if err := sp.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r, _ = newOTLPSpoolRigOn(t, dir, ins, cfg)
+			if r.o.Held() != 0 {
+				t.Fatalf("%d held after a clean restart", r.o.Held())
+			}
+			if rows := r.drain(t); len(rows) != len(spans) {
+				t.Fatalf("%d rows, want the server span's once", len(rows))
+			}
 		}
-		if err := r.o.ClosePairLog(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(pairLogDir(dir, "open")); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("the pair log's directory after a clean close: %v", err)
-		}
-		r.drain(t)
-		if err := sp.Close(); err != nil {
-			t.Fatal(err)
-		}
-		r, _ = newOTLPSpoolRigOn(t, dir, ins, cfg)
-		if r.o.Held() != 0 {
-			t.Fatalf("%d held after a clean restart", r.o.Held())
-		}
-		if rows := r.drain(t); len(rows) != 1 {
-			t.Fatalf("%d rows, want the server span's once", len(rows))
+	})
+	t.Run("a clean restart remembers the rows stored", func(t *testing.T) {
+		// A deploy: SIGTERM stores the held server span alone and writes
+		// what the pairer remembers; the next start remembers it again,
+		// and the client side posted after the restart replaces its row,
+		// and a copy of the server side is a duplicate. Before, the client
+		// side was stored as a second row of the call.
+		for _, window := range []time.Duration{0, 10 * time.Second} {
+			cfg := OTLPConfig{PairWindow: window}
+			r, sp := newOTLPSpoolRig(t, cfg)
+			r.send(t, serverSide)
+			r, sp = cleanRestartOTLP(t, r, sp, cfg)
+			if _, err := os.Stat(pairLogDir(sp.dir, "open")); err != nil {
+				t.Fatalf("window %v: the pair log after the restart: %v", window, err)
+			}
+			if got := testutil.ToFloat64(r.m.pairRecovered.WithLabelValues("remembered")); got != 1 {
+				t.Errorf("window %v: remembered rows recovered %v, want 1", window, got)
+			}
+			if held, kept := r.o.pair.counts(); held != 0 || kept != 1 {
+				t.Fatalf("window %v: %d held and %d remembered after the restart, want 0 and 1", window, held, kept)
+			}
+			r.send(t, clientSide)
+			r.send(t, serverSide)
+			r, sp = cleanRestartOTLP(t, r, sp, cfg) // the merged row, remembered as merged
+			r.send(t, clientSide)
+			r.o.release(true)
+			rows := final(r.drain(t))
+			if len(rows) != 1 {
+				t.Fatalf("window %v: %d rows under FINAL, want 1: %+v", window, len(rows), rows)
+			}
+			for _, c := range rows {
+				if c.Side != "both" || c.DurationMs != 420 || c.Category != "RATE_LIMITED" {
+					t.Errorf("window %v: row %+v", window, c)
+				}
+			}
+			// Its memory passes while the process is down: forgotten.
+			r.now = r.now.Add(pairMemory)
+			r, _ = cleanRestartOTLP(t, r, sp, cfg)
+			if held, kept := r.o.pair.counts(); held != 0 || kept != 0 {
+				t.Fatalf("window %v: %d held and %d remembered after the memory passed", window, held, kept)
+			}
 		}
 	})
 	t.Run("a hold is answered once durable", func(t *testing.T) {

@@ -174,7 +174,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	log.Info("otlp pairs flushed", "took", time.Since(start).String(), "left", recv.Held())
 	cancelRun()
 	wg.Wait()
-	err = errors.Join(err, recv.ClosePairLogs())             // what Flush left held stays for the next start
+	err = errors.Join(err, recv.ClosePairLogs())             // the rows remembered, and what Flush left held, stay for the next start
 	err = errors.Join(serveErr, err, batcher.Drain(stopCtx)) // 2. flush what is queued
 	log.Info("queue drained", "took", time.Since(start).String(), "left", batcher.Queued())
 	if proc.Tools != nil {
