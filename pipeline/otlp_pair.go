@@ -102,6 +102,13 @@ func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
 		}
 		return j
 	}
+	// The side each span had before a merge made its call's row both: an
+	// inner span hangs from one side of a merged call, which its parent's
+	// own side says, whatever the order of the spans in the request.
+	sides := make([]string, len(facts))
+	for i := range facts {
+		sides[i] = facts[i].side
+	}
 	for i := range facts {
 		f := &facts[i]
 		if f.parent.IsEmpty() || into[i] >= 0 {
@@ -111,6 +118,7 @@ func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
 		if !ok {
 			continue
 		}
+		direct := sides[j]
 		j = find(j)
 		if j == i {
 			continue
@@ -119,7 +127,7 @@ func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
 		switch {
 		case f.side == sideServer && (p.side == sideClient):
 			*p = mergePair(*p, *f)
-		case sameSide(p.side, f.side) && p.tool == f.tool:
+		case p.tool == f.tool && (sameSide(p.side, f.side) || p.side == sideBoth && f.side != sideBoth && sameSide(direct, f.side)):
 			*p = fold(*p, *f)
 		default:
 			// A server's handler calling another tool, or unrelated spans:

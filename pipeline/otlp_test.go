@@ -610,6 +610,47 @@ func TestOTLPPairingEdges(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a call's three spans in one request are one row in any order", func(t *testing.T) {
+		// Both sides of a call and an inner span of one side, batched into
+		// one request by a Collector: a span of the server's side under the
+		// server span (side unknown, or server), or the client's
+		// execute_tool span over the client span. The spans come in any
+		// order. Before, an inner span met after its parent had merged
+		// with the other side was stored as a second row.
+		inner := serverSide
+		inner.kind = ptrace.SpanKindInternal
+		inner.span, inner.parent, inner.startMs = 3, 2, serverSide.startMs+5
+		innerServer := inner
+		innerServer.kind = ptrace.SpanKindServer
+		client := clientSide
+		client.parent = 7
+		outer := testSpan{name: "execute_tool search_docs", trace: 9, span: 7, startMs: 4990, durMs: 500,
+			res:   map[string]any{"service.name": "agent", "mcplens.tenant": "acme"},
+			attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "mcp.session.id": "s9"}}
+		for _, tt := range []struct {
+			name  string
+			spans []testSpan
+		}{
+			{"an inner span of unknown side", []testSpan{clientSide, serverSide, inner}},
+			{"an inner server span", []testSpan{clientSide, serverSide, innerServer}},
+			{"an outer execute_tool span", []testSpan{client, serverSide, outer}},
+		} {
+			for _, order := range [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
+				r := newOTLPRig(t, OTLPConfig{}, 100)
+				r.send(t, tt.spans[order[0]], tt.spans[order[1]], tt.spans[order[2]])
+				rows := final(r.drain(t))
+				if len(rows) != 1 {
+					t.Errorf("%s, order %v: %d rows under FINAL, want 1: %+v", tt.name, order, len(rows), rows)
+					continue
+				}
+				for _, c := range rows {
+					if c.Side != "both" || c.Category != "RATE_LIMITED" {
+						t.Errorf("%s, order %v: row %+v", tt.name, order, c)
+					}
+				}
+			}
+		}
+	})
 	t.Run("mcp-go's tool.{name} child alone is not a call", func(t *testing.T) {
 		calls, _, rejected, _ := testProcessor().Traces(tracesOf(testSpan{name: "tool.create_issue", span: 2, parent: 1,
 			attrs: map[string]any{"mcp.tool.name": "create_issue"}, status: ptrace.StatusCodeError, msg: "tool returned error result"}), OTLPConfig{}, testNow())
