@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -421,4 +422,105 @@ func checkPairerBooks(t *testing.T, p *pairer) {
 			t.Fatalf("the index holds an entry in neither queue (state %d)", e.state)
 		}
 	}
+}
+
+// FuzzOTLPRequestOrder: the spans of one export request make as many rows
+// under FINAL whatever their order. Each pair of bytes after the first is
+// a span of FuzzOTLPPairer's universe (pairerProgram; steps that are not
+// spans are left out); the request is sent as given, reversed and rotated
+// by the first byte, each to a new receiver, with no pair window and with
+// one. Shapes whose rows depend on the order by design are left out
+// (orderFree): two different spans with one id, where the first is the one
+// kept, two spans under one parent, where the first met may be the one that
+// merges, a span under a span of another tool, a client span under a
+// span of the server's side or of no side (a handler calling the same tool:
+// one call or two, as the spans met first say), and a span under a span of
+// no side (which side that one is, the spans met first say).
+func FuzzOTLPRequestOrder(f *testing.F) {
+	// Both sides and an inner span of the server's side; the same with an
+	// inner server span; a client span under its execute_tool-like outer
+	// client span and its server span; a server span, its client span and
+	// a copy of the server span.
+	f.Add([]byte{1, 0x00, 0x02, 0x08, 0x14, 0x10, 0x26})
+	f.Add([]byte{2, 0x10, 0x26, 0x08, 0x14, 0x00, 0x02, 0x08, 0x26})
+	f.Add([]byte{0, 0x18, 0x04, 0x00, 0x22, 0x08, 0x14})
+	f.Add([]byte{0, 0x08, 0x14, 0x00, 0x02, 0x08, 0x14})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 3 || len(data) > 1+2*10 {
+			return
+		}
+		var spans []testSpan
+		var keys [][2]byte
+		for _, st := range pairerProgram(data[1:]) {
+			if st.span != nil {
+				spans, keys = append(spans, *st.span), append(keys, st.key)
+			}
+		}
+		if len(spans) < 2 || !orderFree(spans, keys) {
+			return
+		}
+		rot := int(data[0]) % len(spans)
+		reversed := slices.Clone(spans)
+		slices.Reverse(reversed)
+		orders := map[string][]testSpan{
+			"as given": spans,
+			"reversed": reversed,
+			"rotated":  append(append([]testSpan(nil), spans[rot:]...), spans[:rot]...),
+		}
+		for _, window := range []time.Duration{0, 10 * time.Second} {
+			counts := map[string]int{}
+			for name, order := range orders {
+				r := newOTLPRig(t, OTLPConfig{PairWindow: window}, 1000)
+				if _, _, err := r.o.Consume(tracesOf(order...)); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				r.o.release(true)
+				counts[name] = len(final(r.drain(t)))
+			}
+			if counts["as given"] != counts["reversed"] || counts["as given"] != counts["rotated"] {
+				t.Fatalf("window %v: rows under FINAL by the order of the request's spans: %v", window, counts)
+			}
+		}
+	})
+}
+
+// orderFree reports whether the rows of spans, sent in one request, may
+// not depend on their order: no two different spans (keys) with one trace
+// and span id, no two different spans under one parent in the request, no
+// span under a span of another tool in the request, no client span under
+// a span of another kind, and no span under an internal span.
+func orderFree(spans []testSpan, keys [][2]byte) bool {
+	byID := map[[2]byte]int{}
+	for i, s := range spans {
+		id := [2]byte{s.trace, s.span}
+		if j, ok := byID[id]; ok && keys[j] != keys[i] {
+			return false
+		}
+		byID[id] = i
+	}
+	under := map[[2]byte][2]byte{} // parent: the first child's key
+	for i, s := range spans {
+		if s.parent == 0 {
+			continue
+		}
+		j, ok := byID[[2]byte{s.trace, s.parent}]
+		if !ok {
+			continue
+		}
+		if spans[j].attrs["gen_ai.tool.name"] != s.attrs["gen_ai.tool.name"] {
+			return false
+		}
+		if s.kind == ptrace.SpanKindClient && spans[j].kind != ptrace.SpanKindClient {
+			return false // a server's handler calling the tool again: the same call or another
+		}
+		if spans[j].kind == ptrace.SpanKindInternal {
+			return false // a span of no side between two: which side it is, the spans met first say
+		}
+		p := [2]byte{s.trace, s.parent}
+		if k, ok := under[p]; ok && k != keys[i] {
+			return false
+		}
+		under[p] = keys[i]
+	}
+	return true
 }
