@@ -9,8 +9,11 @@
 -- for the hours whose current fold records them (calls_latest_folded) from
 -- the fold, and for the other hours from the raw calls (every call id with
 -- more than one row there); a call's copies share its time, so they lie in
--- one hour. Every condition, the arguments' too, is in this one form: it
--- runs rarely. The join is GLOBAL: in cluster mode the lookup reads
+-- one hour. CallList runs it over a chunk of the range at a time, back
+-- from the cursor (@from and @to are the chunk's): the copies of a chunk's
+-- calls lie in the chunk, so its lookup groups the chunk's raw calls only.
+-- Every condition, the arguments' too, is in this one form: it runs
+-- rarely. The join is GLOBAL: in cluster mode the lookup reads
 -- Distributed tables, which each shard may not read again. Grouping only
 -- the call ids with a row that meets the conditions halved a rare
 -- condition's unfolded day on 18.16 but slowed the folded steady state

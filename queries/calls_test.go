@@ -94,6 +94,11 @@ func TestCallList(t *testing.T) {
 		{"one tool of one tenant", queries.Filter{From: f.From, To: f.To, Tenant: base[0].Tenant, Tool: base[0].Tool}, queries.CallsOptions{}},
 		{"the first two hours", queries.Filter{From: f.From, To: f.From.Add(2 * time.Hour)}, queries.CallsOptions{Failed: &yes}},
 		{"no such category", f, queries.CallsOptions{Category: string(classify.Cancelled), Session: "nowhere"}},
+		// Long ranges whose calls lie at one end: the latest-ingest form
+		// reads a chunk at a time back from the cursor, growing, the last
+		// the rest of the range.
+		{"a week, the calls first", queries.Filter{From: f.From, To: f.From.Add(7 * 24 * time.Hour)}, queries.CallsOptions{Failed: &yes}},
+		{"a week, the calls last", queries.Filter{From: f.To.Add(-7 * 24 * time.Hour), To: f.To}, queries.CallsOptions{}},
 	}
 	for _, e := range chtest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
