@@ -124,10 +124,14 @@ func pairInRequest(facts []spanFacts, idx map[linkKey]int) []spanFacts {
 			continue
 		}
 		p := &facts[j]
+		outer := p.side // the side f would hang from
+		if outer == sideBoth && f.side != sideBoth {
+			outer = direct
+		}
 		switch {
 		case f.side == sideServer && (p.side == sideClient):
 			*p = mergePair(*p, *f)
-		case p.tool == f.tool && (sameSide(p.side, f.side) || p.side == sideBoth && f.side != sideBoth && sameSide(direct, f.side)):
+		case sameSide(outer, f.side) && p.tool == f.tool:
 			*p = fold(*p, *f)
 		default:
 			// A server's handler calling another tool, or unrelated spans:

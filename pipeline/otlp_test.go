@@ -385,6 +385,12 @@ var (
 			"gen_ai.tool.call.result": `{"content":[{"type":"text","text":"Rate limit exceeded"}],"isError":true}`}}
 )
 
+// executeToolSide is the GenAI execute_tool span over clientSide (when
+// clientSide's parent is set to 7): the outer span of the client's call.
+var executeToolSide = testSpan{name: "execute_tool search_docs", trace: 9, span: 7, startMs: 4990, durMs: 500,
+	res:   map[string]any{"service.name": "agent", "mcplens.tenant": "acme"},
+	attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "mcp.session.id": "s9"}}
+
 func (r *otlpRig) send(t *testing.T, spans ...testSpan) {
 	t.Helper()
 	rejected, msg, err := r.o.Consume(tracesOf(spans...))
@@ -549,9 +555,7 @@ func TestOTLPPairingEdges(t *testing.T) {
 			r := newOTLPRig(t, OTLPConfig{PairWindow: window}, 100)
 			inner := clientSide
 			inner.parent = 7
-			outer := testSpan{name: "execute_tool search_docs", trace: 9, span: 7, startMs: 4990, durMs: 500,
-				res:   map[string]any{"service.name": "agent", "mcplens.tenant": "acme"},
-				attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "mcp.session.id": "s9"}}
+			outer := executeToolSide
 			r.send(t, inner)
 			r.send(t, outer)
 			r.send(t, serverSide)
@@ -573,9 +577,7 @@ func TestOTLPPairingEdges(t *testing.T) {
 		// Before, the merged row was never remembered: a copy of its client
 		// side sent later was stored alone too, and a side stored before
 		// kept its row beside the merged one (FuzzOTLPPairer).
-		outer := testSpan{name: "execute_tool search_docs", trace: 9, span: 7, startMs: 4990, durMs: 500,
-			res:   map[string]any{"service.name": "agent", "mcplens.tenant": "acme"},
-			attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "mcp.session.id": "s9"}}
+		outer := executeToolSide
 		inner := clientSide
 		inner.parent = 7
 		for _, tt := range []struct {
@@ -624,9 +626,7 @@ func TestOTLPPairingEdges(t *testing.T) {
 		innerServer.kind = ptrace.SpanKindServer
 		client := clientSide
 		client.parent = 7
-		outer := testSpan{name: "execute_tool search_docs", trace: 9, span: 7, startMs: 4990, durMs: 500,
-			res:   map[string]any{"service.name": "agent", "mcplens.tenant": "acme"},
-			attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "mcp.session.id": "s9"}}
+		outer := executeToolSide
 		for _, tt := range []struct {
 			name  string
 			spans []testSpan
